@@ -1,0 +1,5 @@
+"""The ``tiap`` command: wiring only; the work happens in the other subpackages."""
+
+from tiap.cli.app import app, main
+
+__all__ = ["app", "main"]

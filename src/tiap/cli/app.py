@@ -1,0 +1,71 @@
+"""The top-level ``tiap`` command and its error policy.
+
+Errors a user can fix (:class:`~tiap.errors.TiapError`) print one line on
+stderr and exit with status 2; usage errors exit 2 with typer's message;
+Ctrl-C exits 130. Sub-commands live in one module each and import their heavy
+dependencies inside the command functions, so ``tiap --help`` starts fast.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from tiap import __version__
+from tiap.cli import agreement, annotate, audit, cases, judge, rescore, traces
+from tiap.errors import TiapError
+
+app = typer.Typer(
+    name="tiap",
+    help=(
+        "Audit how conversational-memory benchmarks give retrieval credit: rescore traces "
+        "under Raw/Source/Canonical targets, extract contested credits, judge them with LLM "
+        "panels and people, and check agreement before scaling up."
+    ),
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"tiap {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """tiap: target-sensitivity audits for memory benchmarks."""
+
+
+app.add_typer(traces.app, name="traces")
+rescore.register(app)
+app.add_typer(cases.app, name="cases")
+app.add_typer(judge.app, name="judge")
+app.add_typer(annotate.app, name="annotate")
+app.add_typer(agreement.app, name="agreement")
+audit.register(app)
+
+
+def fail(message: str, code: int = 2) -> None:
+    """Print one line on stderr and exit."""
+    print(f"tiap: error: {message}", file=sys.stderr)
+    raise SystemExit(code)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point."""
+    try:
+        app(args=argv, prog_name="tiap")
+    except TiapError as exc:
+        fail(" ".join(str(exc).split()))
+    except KeyboardInterrupt:
+        print("tiap: interrupted", file=sys.stderr)
+        raise SystemExit(130) from None

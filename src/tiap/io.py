@@ -1,0 +1,85 @@
+"""Small, strict readers and writers for the JSON Lines files tiap uses.
+
+Readers validate each line with a pydantic model and turn any failure into an
+:class:`~tiap.errors.InputError` naming the file, the line and the field.
+Writers are deterministic: the same models give the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from tiap.errors import InputError
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    """One short sentence for the first problem pydantic found."""
+    err = exc.errors(include_url=False)[0]
+    loc = ".".join(str(p) for p in err.get("loc", ()))
+    msg = err.get("msg", "invalid value")
+    if err.get("type") == "json_invalid":
+        return f"malformed JSON ({err.get('ctx', {}).get('error', msg)})"
+    if err.get("type") == "missing":
+        return f"missing field '{loc}'"
+    if err.get("type") == "extra_forbidden":
+        return f"unknown field '{loc}'"
+    return f"field '{loc}': {msg}" if loc else msg
+
+
+def iter_jsonl(path: str | Path, model: type[M]) -> Iterator[tuple[int, M]]:
+    """Yield ``(line_number, record)`` for each non-blank line of ``path``."""
+    p = Path(path)
+    try:
+        fh = p.open("rb")
+    except FileNotFoundError:
+        raise InputError(p, "file not found") from None
+    except OSError as exc:
+        raise InputError(p, f"cannot read file ({exc.strerror})") from None
+    with fh:
+        for lineno, raw in enumerate(fh, start=1):
+            if not raw.strip():
+                continue
+            try:
+                yield lineno, model.model_validate_json(raw)
+            except ValidationError as exc:
+                if raw.lstrip()[:1] != b"{" and exc.errors()[0].get("type") != "json_invalid":
+                    raise InputError(p, "expected a JSON object on each line", lineno) from None
+                raise InputError(p, describe_validation_error(exc), lineno) from None
+
+
+def read_jsonl(path: str | Path, model: type[M]) -> list[M]:
+    """All records of a JSONL file, validated."""
+    return [rec for _, rec in iter_jsonl(path, model)]
+
+
+def dumps_record(record: BaseModel) -> str:
+    """One record as a compact JSON line (no trailing newline), ``None`` fields left out."""
+    return record.model_dump_json(exclude_none=True)
+
+
+def write_jsonl(path: str | Path, records: Iterable[BaseModel]) -> int:
+    """Write records one per line (UTF-8, ``\\n``); returns how many were written."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    n = 0
+    with p.open("w", encoding="utf-8", newline="\n") as fh:
+        for rec in records:
+            fh.write(dumps_record(rec))
+            fh.write("\n")
+            n += 1
+    return n
+
+
+def write_json(path: str | Path, obj: object) -> None:
+    """Write a JSON document deterministically (sorted keys, 2-space indent, UTF-8)."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
+    p.write_text(text + "\n", encoding="utf-8", newline="\n")

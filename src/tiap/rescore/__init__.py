@@ -1,0 +1,1 @@
+"""Rescoring core: scoring targets, metrics@k, shared subsets, bootstrap, flips, reports."""

@@ -1,0 +1,19 @@
+"""Rubrics: label definitions, binary collapse, prompt rendering and reply parsing."""
+
+from tiap.rubric.loader import DEFAULT_RUBRIC, builtin_rubrics, load_rubric, parse_rubric
+from tiap.rubric.models import Rubric, RubricLabel
+from tiap.rubric.parse import ParsedJudgment, parse_judgment
+from tiap.rubric.render import fence, render_messages
+
+__all__ = [
+    "DEFAULT_RUBRIC",
+    "ParsedJudgment",
+    "Rubric",
+    "RubricLabel",
+    "builtin_rubrics",
+    "fence",
+    "load_rubric",
+    "parse_judgment",
+    "parse_rubric",
+    "render_messages",
+]

@@ -1,0 +1,122 @@
+"""The rubric data model: labels with definitions and keys, a binary collapse,
+prompt templates, and the judge's output schema."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from functools import cached_property
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
+
+PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+
+#: Placeholders filled from the rubric itself (instructions, not data).
+RUBRIC_PLACEHOLDERS = frozenset({"labels", "label_names", "rubric_id"})
+
+
+class RubricLabel(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    key: str = Field(min_length=1, max_length=1)
+    definition: str = Field(min_length=1)
+
+
+class PromptTemplates(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    system: str = Field(min_length=1)
+    user: str = Field(min_length=1)
+
+
+class Rubric(BaseModel):
+    """A judging rubric. Built-ins ship as TOML files in ``tiap/rubric/builtin``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
+    version: str = Field(min_length=1)
+    description: str = ""
+    labels: list[RubricLabel] = Field(min_length=2)
+    #: label -> binary label; empty when the rubric has no binary collapse.
+    binary: dict[str, str] = Field(default_factory=dict)
+    #: the binary label counted as positive (e.g. "relevant").
+    binary_positive: str | None = None
+    #: the case fields the prompt shows as data (each is fenced when rendered).
+    fields: list[str] = Field(min_length=1)
+    prompt: PromptTemplates
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Rubric:
+        names = [lab.name for lab in self.labels]
+        keys = [lab.key for lab in self.labels]
+        if len(set(names)) != len(names):
+            raise ValueError("label names must be unique")
+        if len(set(keys)) != len(keys):
+            raise ValueError("label keys must be unique")
+        if self.binary:
+            missing = [n for n in names if n not in self.binary]
+            extra = [n for n in self.binary if n not in names]
+            if missing or extra:
+                raise ValueError(
+                    f"binary collapse must map every label exactly once "
+                    f"(missing: {missing or 'none'}, unknown: {extra or 'none'})"
+                )
+            if len(set(self.binary.values())) != 2:
+                raise ValueError("binary collapse must map onto exactly two binary labels")
+            if self.binary_positive not in set(self.binary.values()):
+                raise ValueError("binary_positive must be one of the binary labels")
+        elif self.binary_positive is not None:
+            raise ValueError("binary_positive given without a binary collapse")
+        for part in ("system", "user"):
+            for name in PLACEHOLDER.findall(getattr(self.prompt, part)):
+                if name not in RUBRIC_PLACEHOLDERS and name not in self.fields:
+                    raise ValueError(
+                        f"prompt.{part} uses {{{{{name}}}}}, which is neither a rubric "
+                        f"placeholder ({', '.join(sorted(RUBRIC_PLACEHOLDERS))}) nor in 'fields'"
+                    )
+        return self
+
+    @property
+    def label_names(self) -> list[str]:
+        return [lab.name for lab in self.labels]
+
+    @property
+    def binary_labels(self) -> list[str]:
+        """The two binary labels, positive first; empty without a collapse."""
+        if not self.binary:
+            return []
+        others = sorted(set(self.binary.values()) - {self.binary_positive})
+        return [str(self.binary_positive), *others]
+
+    def collapse(self, label: str | None) -> str | None:
+        """The binary label for ``label`` (``None`` stays ``None``)."""
+        if label is None or not self.binary:
+            return None
+        return self.binary[label]
+
+    def label_for_key(self, key: str) -> RubricLabel | None:
+        return next((lab for lab in self.labels if lab.key == key), None)
+
+    @cached_property
+    def content_hash(self) -> str:
+        """sha256 of the rubric's canonical content: any edit changes it."""
+        canon = json.dumps(self.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(canon.encode("utf-8")).hexdigest()
+
+    @cached_property
+    def output_model(self) -> type[BaseModel]:
+        """The judge's reply schema: ``{"label": one of the labels, "rationale": str}``."""
+        label_type: Any = Literal[tuple(self.label_names)]  # type: ignore[valid-type]
+        return create_model(
+            "Judgment",
+            __config__=ConfigDict(extra="forbid"),
+            rationale=(str, Field(description="one or two sentences of reasons")),
+            label=(label_type, Field(description="one label of the rubric")),
+        )
+
+    def output_schema(self) -> dict[str, Any]:
+        return self.output_model.model_json_schema()
