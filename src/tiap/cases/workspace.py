@@ -126,11 +126,25 @@ class Workspace:
                     "memory_id, memory_text, memory_source_ids_json, rank, rank_bucket, k, "
                     "metadata_json, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     (
-                        c.case_id, c.dataset, c.run, c.store, c.query_id, c.query_index,
-                        c.question, c.answer, c.category, c.conversation_id,
+                        c.case_id,
+                        c.dataset,
+                        c.run,
+                        c.store,
+                        c.query_id,
+                        c.query_index,
+                        c.question,
+                        c.answer,
+                        c.category,
+                        c.conversation_id,
                         _dumps([e.model_dump(exclude_none=True) for e in c.evidence]),
-                        c.memory_id, c.memory_text, _dumps(c.memory_source_ids), c.rank,
-                        c.rank_bucket, c.k, _dumps(c.metadata), created,
+                        c.memory_id,
+                        c.memory_text,
+                        _dumps(c.memory_source_ids),
+                        c.rank,
+                        c.rank_bucket,
+                        c.k,
+                        _dumps(c.metadata),
+                        created,
                     ),
                 )
                 if cur.rowcount:
@@ -199,7 +213,9 @@ class Workspace:
             ]
         return [
             r[0]
-            for r in self.conn.execute("SELECT case_id FROM cases ORDER BY run, query_index, case_id")
+            for r in self.conn.execute(
+                "SELECT case_id FROM cases ORDER BY run, query_index, case_id"
+            )
         ]
 
     def count_cases(self) -> int:
@@ -248,7 +264,9 @@ class Workspace:
 
     def subset_params(self, name: str) -> dict[str, Any]:
         self._require_subset(name)
-        row = self.conn.execute("SELECT params_json FROM subsets WHERE name = ?", (name,)).fetchone()
+        row = self.conn.execute(
+            "SELECT params_json FROM subsets WHERE name = ?", (name,)
+        ).fetchone()
         return json.loads(row[0])
 
     def overlap_ids(self, name: str) -> list[str]:
@@ -274,10 +292,7 @@ class Workspace:
         ids: list[int] = []
         created = now_iso()
         placeholders = ",".join("?" for _ in _LABEL_COLUMNS)
-        sql = (
-            f"INSERT OR IGNORE INTO labels ({', '.join(_LABEL_COLUMNS)}) "
-            f"VALUES ({placeholders})"
-        )
+        sql = f"INSERT OR IGNORE INTO labels ({', '.join(_LABEL_COLUMNS)}) VALUES ({placeholders})"
         with self.transaction() as conn:
             for rec in records:
                 data = rec.model_dump()
@@ -290,8 +305,13 @@ class Workspace:
         """Withdraw a human rater's current label on a case (a new ``retracted`` row)."""
         return self.add_label(
             LabelRecord(
-                case_id=case_id, rater=rater, rater_kind="human", label=None,
-                reason=RETRACTED, note=note, origin="retract",
+                case_id=case_id,
+                rater=rater,
+                rater_kind="human",
+                label=None,
+                reason=RETRACTED,
+                note=note,
+                origin="retract",
             )
         )
 
@@ -388,9 +408,18 @@ class Workspace:
             "input_tokens=excluded.input_tokens, output_tokens=excluded.output_tokens "
             "WHERE model_calls.status != 'ok'",
             (
-                request_hash, model, api_base, _dumps(request),
-                None if response is None else _dumps(response), status, error, now_iso(),
-                latency_ms, cost_usd, input_tokens, output_tokens,
+                request_hash,
+                model,
+                api_base,
+                _dumps(request),
+                None if response is None else _dumps(response),
+                status,
+                error,
+                now_iso(),
+                latency_ms,
+                cost_usd,
+                input_tokens,
+                output_tokens,
             ),
         )
 

@@ -88,7 +88,5 @@ def target_sets(
             for m in index.get(sid, ()):
                 linked.setdefault(m.memory_id, m)
         for t in chosen:
-            out[t.name][q.query_id] = frozenset(
-                mid for mid, m in linked.items() if t.admits(m)
-            )
+            out[t.name][q.query_id] = frozenset(mid for mid, m in linked.items() if t.admits(m))
     return out

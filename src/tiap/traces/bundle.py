@@ -36,6 +36,7 @@ SOURCES_FILE = "sources.jsonl"
 STORES_DIR = "stores"
 RUNS_DIR = "runs"
 
+
 @dataclass
 class Bundle:
     """An in-memory trace bundle. Build one from files with :func:`read_bundle`."""
@@ -163,7 +164,7 @@ def read_bundle(path: str | Path) -> Bundle:
                 raise InputError(
                     p,
                     f"run '{p.stem}' is not declared in {CONFIG_FILE} "
-                    f"(add [runs.{p.stem}] with store = \"...\")",
+                    f'(add [runs.{p.stem}] with store = "...")',
                 )
     run_files = {n: _run_path(root, n, rc) for n, rc in config.runs.items()}
     runs = {n: _read_run(p) for n, p in run_files.items()}
@@ -287,15 +288,9 @@ def write_bundle(bundle: Bundle, path: str | Path, *, run_format: str = "jsonl")
     for name, rc in bundle.config.runs.items():
         suffix = ".jsonl" if run_format == "jsonl" else ".trec"
         runs_cfg[name] = rc.model_copy(update={"file": f"{RUNS_DIR}/{name}{suffix}"})
-    stores_cfg = {
-        n: sc.model_copy(update={"file": None}) for n, sc in bundle.config.stores.items()
-    }
+    stores_cfg = {n: sc.model_copy(update={"file": None}) for n, sc in bundle.config.stores.items()}
     config = bundle.config.model_copy(update={"runs": runs_cfg, "stores": stores_cfg})
-    data = {
-        k: v
-        for k, v in config.model_dump(mode="json", exclude_none=True).items()
-        if v != {}
-    }
+    data = {k: v for k, v in config.model_dump(mode="json", exclude_none=True).items() if v != {}}
     (root / CONFIG_FILE).write_text(
         tomli_w.dumps(data),
         encoding="utf-8",
@@ -311,4 +306,3 @@ def write_bundle(bundle: Bundle, path: str | Path, *, run_format: str = "jsonl")
         else:
             write_trec_run(root / RUNS_DIR / f"{name}.trec", entries, tag=name)
     return root
-

@@ -2,13 +2,14 @@
 
 Reading orders each query's items as trec_eval does: by score descending,
 ties broken by docid descending (the rank column is ignored, as trec_eval
-ignores it). Writing keeps each docid's first occurrence and gives ranks 1..n in ranking order with the run's scores when they
-strictly decrease (so trec_eval reads back the same order), and with
-descending integer scores otherwise.
+ignores it). Writing keeps each docid's first occurrence and gives ranks
+1..n in ranking order, with the run's scores when they strictly decrease (so
+trec_eval reads back the same order) and descending integers otherwise.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -76,7 +77,7 @@ def format_trec_run(entries: Iterable[RunEntry], tag: str = "tiap") -> str:
         keep = list(first)
         n = len(keep)
         scores = [entry.scores[i] for i in keep] if entry.scores is not None else None
-        if scores is None or any(a <= b for a, b in zip(scores, scores[1:], strict=False)):
+        if scores is None or any(a <= b for a, b in itertools.pairwise(scores)):
             scores = [float(n - j) for j in range(n)]
         for j, i in enumerate(keep):
             lines.append(f"{entry.query_id} Q0 {entry.ranking[i]} {j + 1} {scores[j]!r} {tag}")
