@@ -1,0 +1,213 @@
+"""Stratified validation subsets of contested cases, with a reviewer overlap.
+
+The rule (``RULE`` below, recorded in every subset's params):
+
+1. **Pool.** Every case in the workspace, or only those of ``from_runs``.
+   Strata are the rank buckets (``1-5``, ``6-20``, ``21-60``, then ``61+``).
+   Inside a stratum, cases are ordered by (run, query index, case id).
+2. **Allocation.** Proportional to stratum size with largest-remainder
+   rounding: stratum b of size N_b in a pool of N gets floor(n * N_b / N)
+   cases, and the n - sum(floor) cases left over go one each to the strata
+   with the largest remainders n * N_b / N - floor(...), ties to the earlier
+   bucket. If the pool has no more than n cases, every case is taken.
+3. **Selection.** In a stratum of N_b cases that gets n_b, the cases at
+   0-based positions floor((i + 0.5) * N_b / n_b), i = 0 .. n_b - 1, are
+   taken: evenly spaced by (run, query index), deterministic, no seed needed.
+4. **Overlap.** The cases a second reviewer also labels are allocated over
+   the strata of the *subset* by the same largest-remainder rule, and inside
+   each stratum drawn at random with ``random.Random(seed)`` (strata visited
+   in bucket order, each draw over that stratum's cases in subset order). The
+   seed therefore changes the overlap only, never the subset.
+
+The subset is stored in order of (run, query index, case id), so it reads
+the same way in every tool.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Mapping, Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tiap.cases.extract import BUCKET_ORDER
+from tiap.cases.models import Case
+from tiap.cases.workspace import Workspace
+from tiap.errors import TiapError
+
+RULE = (
+    "strata=rank_bucket; allocation=proportional, largest remainder (ties to the earlier "
+    "bucket); within a stratum ordered by (run, query_index, case_id) take positions "
+    "floor((i + 0.5) * N_b / n_b); overlap: same allocation over the subset, drawn per "
+    "stratum with random.Random(seed)"
+)
+
+DEFAULT_N = 115
+DEFAULT_OVERLAP = 36
+DEFAULT_SEED = 1337
+
+
+class SampleResult(BaseModel):
+    """A drawn subset: its case ids in stored order, the overlap, and the counts."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    case_ids: list[str]
+    overlap_ids: list[str]
+    pool_size: int
+    allocation: dict[str, int]
+    overlap_allocation: dict[str, int]
+    params: dict[str, object] = Field(default_factory=dict)
+    notes: list[str] = Field(default_factory=list)
+
+
+def default_overlap(n: int) -> int:
+    """The paper's overlap share (36 of 115), scaled to ``n`` and rounded half up."""
+    return (2 * DEFAULT_OVERLAP * n + DEFAULT_N) // (2 * DEFAULT_N)
+
+
+def _bucket_key(bucket: str) -> int:
+    return BUCKET_ORDER.index(bucket) if bucket in BUCKET_ORDER else len(BUCKET_ORDER)
+
+
+def largest_remainder(sizes: Mapping[str, int], n: int) -> dict[str, int]:
+    """Split ``n`` over strata proportionally to ``sizes`` (Hamilton's method).
+
+    Strata keep the order of ``sizes``; remainder ties go to the earlier stratum.
+    Never gives a stratum more than its size; ``n`` must not exceed the total.
+    """
+    total = sum(sizes.values())
+    if n > total:
+        raise TiapError(f"cannot draw {n} cases from {total}")
+    if total == 0 or n == 0:
+        return dict.fromkeys(sizes, 0)
+    # Exact integer arithmetic: quota_b = n * N_b / total.
+    floors = {b: (n * size) // total for b, size in sizes.items()}
+    left = n - sum(floors.values())
+    order = sorted(
+        enumerate(sizes.items()),
+        key=lambda item: (-((n * item[1][1]) % total), item[0]),
+    )
+    for _, (b, _size) in order[:left]:
+        floors[b] += 1
+    return floors
+
+
+def evenly_spaced(size: int, take: int) -> list[int]:
+    """0-based positions floor((i + 0.5) * size / take) for i in 0 .. take - 1."""
+    if take > size:
+        raise TiapError(f"cannot take {take} positions from {size}")
+    return [math.floor((2 * i + 1) * size / (2 * take)) for i in range(take)]
+
+
+def _order(case: Case) -> tuple[str, int, str]:
+    return (case.run, case.query_index, case.case_id)
+
+
+def _strata(cases: Sequence[Case]) -> dict[str, list[Case]]:
+    strata: dict[str, list[Case]] = {}
+    for c in sorted(cases, key=lambda c: (_bucket_key(c.rank_bucket), *_order(c))):
+        strata.setdefault(c.rank_bucket, []).append(c)
+    return strata
+
+
+def stratified_sample(
+    cases: Sequence[Case],
+    *,
+    name: str,
+    n: int = DEFAULT_N,
+    overlap: int = DEFAULT_OVERLAP,
+    seed: int = DEFAULT_SEED,
+) -> SampleResult:
+    """Draw a subset of ``cases`` by the module's rule (pure: nothing is stored)."""
+    if n < 1:
+        raise TiapError(f"--n must be at least 1 (got {n})")
+    if overlap < 0:
+        raise TiapError(f"--overlap must not be negative (got {overlap})")
+    if overlap > n:
+        raise TiapError(f"--overlap ({overlap}) cannot exceed --n ({n})")
+    notes: list[str] = []
+    if not cases:
+        raise TiapError("no cases to sample from (run 'tiap cases extract' first)")
+    strata = _strata(cases)
+    pool = len(cases)
+    take = n
+    if pool <= n:
+        if pool < n:
+            notes.append(f"the pool has only {pool} cases (fewer than n={n}): taking all")
+        take = pool
+    allocation = largest_remainder({b: len(cs) for b, cs in strata.items()}, take)
+    chosen: dict[str, list[Case]] = {}
+    for b, cs in strata.items():
+        chosen[b] = [cs[p] for p in evenly_spaced(len(cs), allocation[b])]
+
+    n_overlap = overlap
+    if overlap > take:
+        notes.append(f"overlap reduced from {overlap} to {take} (the size of the subset)")
+        n_overlap = take
+    overlap_alloc = largest_remainder({b: len(cs) for b, cs in chosen.items()}, n_overlap)
+    rng = random.Random(seed)
+    overlap_ids: set[str] = set()
+    for b, cs in chosen.items():
+        overlap_ids.update(c.case_id for c in rng.sample(cs, overlap_alloc[b]))
+
+    subset = sorted((c for cs in chosen.values() for c in cs), key=_order)
+    case_ids = [c.case_id for c in subset]
+    return SampleResult(
+        name=name,
+        case_ids=case_ids,
+        overlap_ids=[cid for cid in case_ids if cid in overlap_ids],
+        pool_size=pool,
+        allocation=allocation,
+        overlap_allocation=overlap_alloc,
+        notes=notes,
+    )
+
+
+def sample_subset(
+    workspace: Workspace,
+    *,
+    name: str,
+    n: int = DEFAULT_N,
+    overlap: int = DEFAULT_OVERLAP,
+    seed: int = DEFAULT_SEED,
+    from_runs: Sequence[str] | None = None,
+    replace: bool = False,
+) -> SampleResult:
+    """Draw a validation subset from the workspace's cases and store it as ``name``."""
+    if not name.strip():
+        raise TiapError("the subset needs a name (--name)")
+    runs = sorted(set(from_runs)) if from_runs else None
+    cases = workspace.cases()
+    if runs is not None:
+        known = sorted({c.run for c in cases})
+        unknown = [r for r in runs if r not in known]
+        if unknown:
+            raise TiapError(
+                f"no cases from run(s) {', '.join(unknown)} in {workspace.path} "
+                f"(runs with cases: {', '.join(known) or 'none'})"
+            )
+        cases = [c for c in cases if c.run in runs]
+    result = stratified_sample(cases, name=name, n=n, overlap=overlap, seed=seed)
+    params: dict[str, object] = {
+        "kind": "validation",
+        "n": n,
+        "overlap": overlap,
+        "seed": seed,
+        "from_runs": runs,
+        "rule": RULE,
+        "pool_size": result.pool_size,
+        "size": len(result.case_ids),
+        "overlap_size": len(result.overlap_ids),
+        "allocation": result.allocation,
+        "overlap_allocation": result.overlap_allocation,
+        "notes": result.notes,
+    }
+    with workspace.transaction():
+        workspace.save_subset(
+            name, result.case_ids, overlap=result.overlap_ids, params=params, replace=replace
+        )
+        workspace.record_event("cases.sample", {"name": name, **params})
+    return result.model_copy(update={"params": params})
