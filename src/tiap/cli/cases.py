@@ -162,7 +162,7 @@ def sample(
     name: str = typer.Option("validation", "--name", help="Name of the subset."),
     n: int = typer.Option(115, "--n", help="Cases in the subset."),
     overlap: int | None = typer.Option(
-        None, "--overlap", help="Cases a second reviewer also labels [default: 36 of 115, scaled to --n]."
+        None, "--overlap", help="Cases a second reviewer also labels [default: 36/115 of --n]."
     ),
     seed: int = typer.Option(1337, "--seed", help="Seed of the overlap draw."),
     from_runs: list[str] | None = typer.Option(
