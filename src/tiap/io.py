@@ -8,6 +8,7 @@ Writers are deterministic: the same models give the same bytes.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TypeVar
@@ -31,6 +32,23 @@ def describe_validation_error(exc: ValidationError) -> str:
     if err.get("type") == "extra_forbidden":
         return f"unknown field '{loc}'"
     return f"field '{loc}': {msg}" if loc else msg
+
+
+_TOML_AT = re.compile(r"\s*\(at line (\d+), column \d+\)$")
+
+
+def describe_toml_error(exc: ValueError) -> tuple[str, int | None]:
+    """``(message, line)`` of a ``tomllib.TOMLDecodeError`` on every Python version.
+
+    Before Python 3.14 the line is only in the message ("... (at line 2, column 5)").
+    """
+    line = getattr(exc, "lineno", None)
+    msg = getattr(exc, "msg", None) or str(exc)
+    found = _TOML_AT.search(msg)
+    if found:
+        line = line or int(found.group(1))
+        msg = msg[: found.start()]
+    return msg, line
 
 
 def iter_jsonl(path: str | Path, model: type[M]) -> Iterator[tuple[int, M]]:

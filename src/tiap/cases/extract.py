@@ -2,8 +2,9 @@
 
 For every (run, query) of a bundle, with the run's ranking cut at ``k``:
 
-- a memory *counts* only at its first occurrence in the ranking; its rank is
-  that 1-based position in the run's ranking, and it is in the top k when that
+- a memory *counts* only at its first occurrence in the ranking: later
+  repeats are dropped and the ranks close up (as in a TREC run file, and as
+  :mod:`tiap.rescore` ranks them); a memory is in the top k when its 1-based
   rank is at most ``k``;
 - a target *gets credit* when at least one of its members is in the top k;
 - the pair is **contested** when Raw gets no credit while Source and Canonical
@@ -44,11 +45,8 @@ def case_id_for(dataset: str, run: str, query_id: str, memory_id: str) -> str:
 
 
 def first_ranks(ranking: Sequence[str]) -> dict[str, int]:
-    """``memory_id -> 1-based rank of its first occurrence`` (later repeats ignored)."""
-    ranks: dict[str, int] = {}
-    for pos, mid in enumerate(ranking, start=1):
-        ranks.setdefault(mid, pos)
-    return ranks
+    """``memory_id -> 1-based rank`` once later repeats are dropped (ranks close up)."""
+    return {mid: rank for rank, mid in enumerate(dict.fromkeys(ranking), start=1)}
 
 
 class RunCounts(BaseModel):

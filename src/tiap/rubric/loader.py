@@ -9,7 +9,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from tiap.errors import InputError, TiapError
-from tiap.io import describe_validation_error
+from tiap.io import describe_toml_error, describe_validation_error
 from tiap.rubric.models import Rubric
 
 DEFAULT_RUBRIC = "contested-credit"
@@ -26,7 +26,8 @@ def parse_rubric(text: str, origin: str) -> Rubric:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise InputError(origin, f"malformed TOML ({exc.msg})", exc.lineno) from None
+        msg, line = describe_toml_error(exc)
+        raise InputError(origin, f"malformed TOML ({msg})", line) from None
     try:
         return Rubric.model_validate(data)
     except ValidationError as exc:

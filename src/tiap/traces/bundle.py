@@ -26,7 +26,7 @@ import tomli_w
 from pydantic import ValidationError
 
 from tiap.errors import InputError, TiapError
-from tiap.io import describe_validation_error, iter_jsonl, write_jsonl
+from tiap.io import describe_toml_error, describe_validation_error, iter_jsonl, write_jsonl
 from tiap.traces.models import BundleConfig, Memory, Query, RunConfig, RunEntry, Source
 from tiap.traces.trec import TREC_SUFFIXES, read_trec_run, write_trec_run
 
@@ -103,8 +103,7 @@ def read_config(root: Path) -> BundleConfig:
             raise InputError(root, "bundle directory not found") from None
         raise InputError(path, "file not found (every bundle needs a bundle.toml)") from None
     except tomllib.TOMLDecodeError as exc:
-        line = getattr(exc, "lineno", None)
-        msg = getattr(exc, "msg", str(exc))
+        msg, line = describe_toml_error(exc)
         raise InputError(path, f"malformed TOML ({msg})", line) from None
     try:
         return BundleConfig.model_validate(data)

@@ -1,0 +1,47 @@
+"""Shared fixtures: the offline environment, the shared benchmark data, the sample bundle."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+# Set before any test module is imported, so an import of litellm or a Hugging Face
+# library during collection already sees them.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+@pytest.fixture(autouse=True)
+def _offline_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test reaches the network for model cost maps or hub files."""
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+
+def shared_dir() -> Path:
+    """``$TIAP_SHARED_DIR``, else ``<repo>/../shared``."""
+    env = os.environ.get("TIAP_SHARED_DIR")
+    return Path(env) if env else REPO.parent / "shared"
+
+
+@pytest.fixture(scope="session")
+def shared_data_dir() -> Path:
+    """``shared/data`` (LoCoMo, LongMemEval); the test is skipped when it is absent."""
+    data = shared_dir() / "data"
+    if not data.is_dir():
+        pytest.skip(
+            f"benchmark data not found at {data} (set TIAP_SHARED_DIR to the folder holding data/)"
+        )
+    return data
+
+
+@pytest.fixture(scope="session")
+def sample_bundle_dir() -> Path:
+    """The built-in sample bundle (package data; read-only: copy it before editing)."""
+    from tiap.traces.samples import sample_bundle_path
+
+    return sample_bundle_path()
