@@ -2,6 +2,106 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 
-app = typer.Typer(help="agreement", no_args_is_help=True)
+from tiap.errors import TiapError
+
+app = typer.Typer(
+    help="Agreement among judges and people, majority votes, and the scale gate.",
+    no_args_is_help=True,
+)
+
+
+def _names(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise TiapError("--raters: give one or more rater names separated by commas")
+    return names
+
+
+@app.command("report")
+def report(
+    out: Path = typer.Option(
+        ..., "--out", help="Directory for report.md, report.json, report.html."
+    ),
+    db: Path | None = typer.Option(None, "--db", help="Workspace (SQLite) with cases and labels."),
+    subset: str | None = typer.Option(
+        None, "--subset", help="Only the cases of this subset (with --db); default: all cases."
+    ),
+    labels: Path | None = typer.Option(
+        None,
+        "--labels",
+        help="CSV or JSONL rows case_id,rater,label (+ rater_kind, dataset, run, category).",
+    ),
+    rubric: str | None = typer.Option(
+        None,
+        "--rubric",
+        help="Rubric name or TOML path. Default with --db: the rubric the labels name; "
+        "with --labels: none (labels as found, no binary collapse).",
+    ),
+    reference: str | None = typer.Option(
+        None,
+        "--reference",
+        help="Reference rater NAME, or NAME+adjudicated. Default: human consensus, "
+        "overridden by rater 'adjudicated'.",
+    ),
+    raters: str | None = typer.Option(
+        None, "--raters", help="Comma-separated raters to include (default: all but adjudicated)."
+    ),
+    quorum: int | None = typer.Option(
+        None, "--quorum", min=1, help="Minimum valid votes for a majority (default: voters//2+1)."
+    ),
+    resamples: int = typer.Option(
+        1000, "--resamples", min=0, help="Bootstrap resamples (0: none)."
+    ),
+    seed: int = typer.Option(1337, "--seed", help="Bootstrap seed."),
+    min_fleiss: float = typer.Option(
+        0.80, "--min-fleiss", help="Gate: minimum binary Fleiss' kappa over the judges."
+    ),
+    min_judge_kappa: float = typer.Option(
+        0.60, "--min-judge-kappa", help="Gate: minimum kappa of each judge vs the human reference."
+    ),
+) -> None:
+    """Every agreement figure (Fleiss, Cohen, Krippendorff, percent agreement, majority,
+    prevalence, judge-vs-human) with bootstrap CIs, and the scale gate."""
+    from tiap.agreement import compute_report, labels_from_file, record_gate, write_report
+    from tiap.agreement.fmt import summary_lines
+    from tiap.agreement.rubrics import rubric_for_table
+    from tiap.cases.workspace import Workspace
+    from tiap.rubric import load_rubric
+
+    if (db is None) == (labels is None):
+        raise TiapError("give exactly one of --db WORKSPACE or --labels FILE")
+    if subset is not None and db is None:
+        raise TiapError("--subset needs --db")
+    options = {
+        "raters": _names(raters),
+        "reference": reference,
+        "quorum": quorum,
+        "resamples": resamples,
+        "seed": seed,
+        "min_fleiss": min_fleiss,
+        "min_judge_kappa": min_judge_kappa,
+    }
+    recorded = None
+    if labels is not None:
+        rub = load_rubric(rubric) if rubric is not None else None
+        result = compute_report(labels_from_file(labels, rub), rub, **options)  # type: ignore[arg-type]
+    else:
+        from tiap.agreement import labels_from_workspace
+
+        with Workspace(db, create=False) as ws:  # type: ignore[arg-type]
+            table = labels_from_workspace(ws, subset=subset)
+            rub = load_rubric(rubric) if rubric is not None else rubric_for_table(table)
+            result = compute_report(table, rub, **options)  # type: ignore[arg-type]
+            recorded = record_gate(ws, result)
+    paths = write_report(result, out)
+    for line in summary_lines(result):
+        typer.echo(line)
+    if recorded is not None:
+        typer.echo(f"gate recorded in {db}")
+    typer.echo("wrote " + ", ".join(str(p) for p in paths))

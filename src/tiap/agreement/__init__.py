@@ -1,0 +1,67 @@
+"""Agreement among raters: majority votes, kappas, alpha, confusion against a
+human reference, prevalence, reports and the scale gate.
+
+Names are imported lazily, so ``import tiap.agreement`` costs nothing until a
+function is used.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS = {
+    "AgreementReport": "tiap.agreement.models",
+    "CaseMeta": "tiap.agreement.table",
+    "GateCheck": "tiap.agreement.gate",
+    "LabelEntry": "tiap.agreement.table",
+    "LabelTable": "tiap.agreement.table",
+    "MajorityVote": "tiap.agreement.votes",
+    "RaterInfo": "tiap.agreement.table",
+    "check_scale_gate": "tiap.agreement.gate",
+    "compute_report": "tiap.agreement.compute",
+    "labels_from_file": "tiap.agreement.files",
+    "labels_from_workspace": "tiap.agreement.table",
+    "majority_votes": "tiap.agreement.votes",
+    "record_gate": "tiap.agreement.gate",
+    "write_report": "tiap.agreement.write",
+}
+
+__all__ = [
+    "AgreementReport",
+    "CaseMeta",
+    "GateCheck",
+    "LabelEntry",
+    "LabelTable",
+    "MajorityVote",
+    "RaterInfo",
+    "check_scale_gate",
+    "compute_report",
+    "labels_from_file",
+    "labels_from_workspace",
+    "majority_votes",
+    "record_gate",
+    "write_report",
+]
+
+if TYPE_CHECKING:
+    from tiap.agreement.compute import compute_report
+    from tiap.agreement.files import labels_from_file
+    from tiap.agreement.gate import GateCheck, check_scale_gate, record_gate
+    from tiap.agreement.models import AgreementReport
+    from tiap.agreement.table import (
+        CaseMeta,
+        LabelEntry,
+        LabelTable,
+        RaterInfo,
+        labels_from_workspace,
+    )
+    from tiap.agreement.votes import MajorityVote, majority_votes
+    from tiap.agreement.write import write_report
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tiap.agreement' has no attribute '{name}'")
+    return getattr(import_module(module), name)

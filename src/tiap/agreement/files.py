@@ -1,0 +1,215 @@
+"""Read labels made elsewhere: CSV (or TSV) and JSON Lines files.
+
+Each row is ``case_id, rater, label`` with optional ``rater_kind`` (``judge`` or
+``human``), ``dataset``, ``run`` and ``category``; other columns are ignored.
+An empty (or JSON ``null``) label is an invalid label: an abstention.
+
+Policy for bad input (every error names the file and line):
+
+- a missing required column or field, a row with too many or too few fields,
+  an unknown ``rater_kind``: error;
+- two rows for the same (case, rater): error naming both lines (a file is a
+  table of current labels, not a log; keep only the row you mean);
+- a rater given two different kinds, or a case given two different datasets,
+  runs or categories: error;
+- with a rubric, a label that is not one of the rubric's labels: error.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from tiap.agreement.table import CaseMeta, LabelEntry, LabelTable, RaterInfo, sort_raters
+from tiap.errors import InputError
+from tiap.io import describe_validation_error
+from tiap.rubric import Rubric
+
+REQUIRED_COLUMNS = ("case_id", "rater", "label")
+_META = ("dataset", "run", "category")
+
+
+class LabelFileRow(BaseModel):
+    """One row of a labels file."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    case_id: str = Field(min_length=1)
+    rater: str = Field(min_length=1)
+    label: str | None
+    rater_kind: Literal["judge", "human"] | None = None
+    dataset: str | None = None
+    run: str | None = None
+    category: str | None = None
+
+    @field_validator("case_id", "rater", "label", "dataset", "run", "category", mode="before")
+    @classmethod
+    def _scalar_text(cls, value: Any) -> Any:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, int | float):
+            return str(value)
+        if isinstance(value, str):
+            return value.strip()
+        return value
+
+    @field_validator("label", "rater_kind", "dataset", "run", "category", mode="after")
+    @classmethod
+    def _empty_is_none(cls, value: str | None) -> str | None:
+        return value or None
+
+    @field_validator("rater_kind", mode="before")
+    @classmethod
+    def _kind_text(cls, value: Any) -> Any:
+        return (value.strip().lower() or None) if isinstance(value, str) else value
+
+
+def _detect_format(path: Path) -> str:
+    suffix = path.suffix.lower()
+    if suffix in {".csv", ".tsv"}:
+        return suffix[1:]
+    if suffix in {".jsonl", ".ndjson", ".json"}:
+        return "jsonl"
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
+    except OSError as exc:
+        raise InputError(path, f"cannot read file ({exc.strerror})") from None
+    return "jsonl" if head[:1] == b"{" else "csv"
+
+
+def _validate(path: Path, line: int, data: dict[str, Any]) -> LabelFileRow:
+    try:
+        return LabelFileRow.model_validate(data)
+    except ValidationError as exc:
+        raise InputError(path, describe_validation_error(exc), line) from None
+
+
+def _iter_jsonl(path: Path) -> Iterator[tuple[int, LabelFileRow]]:
+    with path.open("r", encoding="utf-8-sig", newline="") as fh:
+        for line, text in enumerate(fh, start=1):
+            if not text.strip():
+                continue
+            try:
+                data = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise InputError(path, f"malformed JSON ({exc.msg})", line) from None
+            if not isinstance(data, dict):
+                raise InputError(path, "expected a JSON object on each line", line)
+            yield line, _validate(path, line, data)
+
+
+def _iter_csv(path: Path, delimiter: str) -> Iterator[tuple[int, LabelFileRow]]:
+    with path.open("r", encoding="utf-8-sig", newline="") as fh:
+        reader = csv.DictReader(fh, delimiter=delimiter, restkey="\0extra")
+        try:
+            header = [h.strip() for h in reader.fieldnames or []]
+        except csv.Error as exc:
+            raise InputError(path, f"malformed CSV ({exc})", 1) from None
+        if not header:
+            raise InputError(path, "empty file: expected a header row case_id,rater,label")
+        missing = [c for c in REQUIRED_COLUMNS if c not in header]
+        if missing:
+            raise InputError(
+                path, f"header lacks column(s) {', '.join(missing)} (found: {header})", 1
+            )
+        dupes = sorted({h for h in header if header.count(h) > 1})
+        if dupes:
+            raise InputError(path, f"duplicate column(s) {', '.join(dupes)} in the header", 1)
+        reader.fieldnames = header
+        while True:
+            try:
+                row = next(reader)
+            except StopIteration:
+                return
+            except csv.Error as exc:
+                raise InputError(path, f"malformed CSV ({exc})", reader.line_num) from None
+            line = reader.line_num
+            if "\0extra" in row:
+                raise InputError(path, f"more fields than the header's {len(header)}", line)
+            if any(v is None for v in row.values()):
+                raise InputError(path, f"fewer fields than the header's {len(header)}", line)
+            yield line, _validate(path, line, row)
+
+
+def labels_from_file(path: str | Path, rubric: Rubric | None = None) -> LabelTable:
+    """A label table from a CSV, TSV or JSONL file (format from the suffix, else
+    sniffed). With ``rubric``, labels outside it are errors with their line."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(p, "file not found" if not p.exists() else "not a file")
+    fmt = _detect_format(p)
+    rows = _iter_jsonl(p) if fmt == "jsonl" else _iter_csv(p, "\t" if fmt == "tsv" else ",")
+    allowed = set(rubric.label_names) if rubric is not None else None
+    cases: dict[str, dict[str, Any]] = {}
+    kinds: dict[str, tuple[str | None, int]] = {}
+    seen: dict[tuple[str, str], int] = {}
+    entries: list[LabelEntry] = []
+    try:
+        for line, row in rows:
+            key = (row.case_id, row.rater)
+            if key in seen:
+                raise InputError(
+                    p,
+                    f"second label for case '{row.case_id}' by rater '{row.rater}' "
+                    f"(first at line {seen[key]}); keep one row per case and rater",
+                    line,
+                )
+            seen[key] = line
+            if allowed is not None and row.label is not None and row.label not in allowed:
+                raise InputError(
+                    p,
+                    f"label '{row.label}' is not in rubric '{rubric.id}' "  # type: ignore[union-attr]
+                    f"({', '.join(rubric.label_names)})",  # type: ignore[union-attr]
+                    line,
+                )
+            _merge_kind(p, line, kinds, row)
+            _merge_case(p, line, cases, row)
+            entries.append(LabelEntry(case_id=row.case_id, rater=row.rater, label=row.label))
+    except UnicodeDecodeError:
+        raise InputError(p, "not UTF-8 text") from None
+    if not entries:
+        raise InputError(p, "no label rows")
+    return LabelTable(
+        source="file",
+        path=str(p),
+        cases=[CaseMeta(case_id=cid, **{k: d[k][0] for k in _META}) for cid, d in cases.items()],
+        raters=sort_raters(RaterInfo(name=n, kind=k) for n, (k, _) in kinds.items()),  # type: ignore[arg-type]
+        labels=entries,
+    )
+
+
+def _merge_kind(
+    path: Path, line: int, kinds: dict[str, tuple[str | None, int]], row: LabelFileRow
+) -> None:
+    known = kinds.get(row.rater)
+    if known is None or (known[0] is None and row.rater_kind is not None):
+        kinds[row.rater] = (row.rater_kind, line)
+    elif row.rater_kind is not None and known[0] != row.rater_kind:
+        raise InputError(
+            path,
+            f"rater '{row.rater}' is '{row.rater_kind}' here but '{known[0]}' at line {known[1]}",
+            line,
+        )
+
+
+def _merge_case(path: Path, line: int, cases: dict[str, dict[str, Any]], row: LabelFileRow) -> None:
+    meta = cases.setdefault(row.case_id, dict.fromkeys(_META, (None, line)))
+    for key in _META:
+        value = getattr(row, key)
+        if value is None:
+            continue
+        old, old_line = meta[key]
+        if old is None:
+            meta[key] = (value, line)
+        elif old != value:
+            raise InputError(
+                path,
+                f"case '{row.case_id}' has {key} '{value}' here but '{old}' at line {old_line}",
+                line,
+            )

@@ -1,0 +1,81 @@
+"""Number formatting shared by the Markdown and HTML reports."""
+
+from __future__ import annotations
+
+from tiap.agreement.models import AgreementReport, Figure
+
+
+def num(value: float | None, digits: int = 3) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+def ci(bounds: list[float] | None) -> str:
+    return "" if not bounds else f" [{bounds[0]:.3f}, {bounds[1]:.3f}]"
+
+
+def figure(f: Figure | None, *, with_n: bool = True) -> str:
+    """``0.830 [0.781, 0.872] (n=115)``, or ``n/a (why)``."""
+    if f is None:
+        return ""
+    if f.value is None:
+        return f"n/a ({f.reason})" if f.reason else "n/a"
+    n = f" (n={f.n})" if with_n else ""
+    return f"{f.value:.3f}{ci(f.ci)}{n}"
+
+
+def kappa_text(value: float | None, bounds: list[float] | None, reason: str | None) -> str:
+    if value is None:
+        return f"n/a ({reason})" if reason else "n/a"
+    return f"{value:.3f}{ci(bounds)}"
+
+
+def source_line(r: AgreementReport) -> str:
+    s = r.source
+    if s.kind == "workspace":
+        scope = (
+            f"subset {s.subset} (kind {s.subset_kind or 'unknown'})" if s.subset else "all cases"
+        )
+        return f"workspace {s.path}, {scope}"
+    if s.kind == "file":
+        return f"labels file {s.path}"
+    return "labels given in memory"
+
+
+def rubric_line(r: AgreementReport) -> str:
+    if r.rubric is None:
+        return "none (labels as found; no binary collapse)"
+    return f"{r.rubric.id} v{r.rubric.version} ({r.rubric.hash[:12]})"
+
+
+FIGURE_ROWS = (
+    ("Fleiss' kappa", "fleiss_kappa"),
+    ("Krippendorff's alpha (nominal)", "krippendorff_alpha"),
+    ("Mean pairwise percent agreement", "percent_agreement"),
+)
+
+
+def summary_lines(r: AgreementReport) -> list[str]:
+    """A few lines for the terminal: headline figures, majority and the gate."""
+    scales = ["labels", *(["binary"] if r.binary_labels else [])]
+    lines = [
+        f"{r.n_cases} cases ({source_line(r)}), {r.n_complete} labelled validly by every "
+        f"included rater; raters: {', '.join(r.included_raters)}"
+    ]
+    for name, key in FIGURE_ROWS:
+        parts = [f"{s} {figure(getattr(r, key)[s])}" for s in scales]
+        lines.append(f"{name}: {'; '.join(parts)}")
+    d = r.majority.labels
+    shares = ", ".join(f"{lab} {pct(d.shares[lab])}" for lab in d.counts)
+    lines.append(
+        f"majority ({len(r.majority.voters)} voters, quorum {r.majority.quorum}): {shares} "
+        f"of {d.decided} decided; {d.ties} ties, {d.no_majority} without majority, "
+        f"{d.no_quorum} without quorum"
+    )
+    g = r.gate
+    lines.append(f"scale gate: {g.status} ({g.note})")
+    lines += [f"  failed: {f}" for f in g.failures]
+    return lines

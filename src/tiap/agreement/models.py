@@ -1,0 +1,216 @@
+"""The agreement report as pydantic models; ``report.json`` is their dump.
+
+Undefined figures are ``None`` (JSON ``null``) with a ``reason``, never NaN.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Figure(_Model):
+    """One figure: value (``None`` when undefined, ``reason`` says why), 95%
+    bootstrap interval ``[lo, hi]`` and the number of cases it is computed on."""
+
+    value: float | None
+    ci: list[float] | None = None
+    n: int
+    reason: str | None = None
+
+
+class PairBinary(_Model):
+    kappa: float | None
+    ci: list[float] | None = None
+    reason: str | None = None
+    agreement: float | None
+
+
+class PairKappa(_Model):
+    """Cohen's kappa and percent agreement of two raters (pairwise deletion)."""
+
+    a: str
+    b: str
+    n: int
+    kappa: float | None
+    ci: list[float] | None = None
+    reason: str | None = None
+    agreement: float | None
+    binary: PairBinary | None = None
+
+
+class RaterSummary(_Model):
+    """A rater's label distribution over the cases in scope."""
+
+    name: str
+    kind: Literal["judge", "human"] | None
+    panels: list[str] = Field(default_factory=list)
+    included: bool
+    reference: bool
+    n_valid: int
+    n_invalid: int
+    n_missing: int
+    counts: dict[str, int]
+    shares: dict[str, float | None]
+    binary_counts: dict[str, int] | None = None
+
+
+class Distribution(_Model):
+    """Majority labels over a set of cases. ``shares`` are among the cases with a
+    majority (``decided``); ``shares_of_all`` among every case (``n``)."""
+
+    n: int
+    decided: int
+    counts: dict[str, int]
+    shares: dict[str, float | None]
+    shares_of_all: dict[str, float | None]
+    ties: int
+    no_majority: int
+    no_quorum: int
+
+
+class Majority(_Model):
+    policy: str
+    voters: list[str]
+    quorum: int
+    labels: Distribution
+    binary: Distribution | None = None
+
+
+class PrevalenceGroup(_Model):
+    labels: Distribution
+    binary: Distribution | None = None
+
+
+class Prevalence(_Model):
+    """Majority-label prevalence per stratum value (the paper's Table 6)."""
+
+    by_dataset: dict[str, PrevalenceGroup]
+    by_run: dict[str, PrevalenceGroup]
+    by_category: dict[str, PrevalenceGroup]
+
+
+class Comparison(_Model):
+    """One rater (or the majority) against the reference: ``confusion`` rows are the
+    reference's labels, columns the rater's, both in the report's label order."""
+
+    n: int
+    kappa: Figure
+    accuracy: Figure
+    confusion: list[list[int]]
+
+
+class VsRater(_Model):
+    rater: str
+    labels: Comparison
+    binary: Comparison | None = None
+
+
+class ReferenceInfo(_Model):
+    policy: str
+    raters: list[str]
+    n_cases: int
+    unresolved: int
+
+
+class VsReference(_Model):
+    available: bool
+    reason: str | None = None
+    reference: ReferenceInfo | None = None
+    raters: list[VsRater] = Field(default_factory=list)
+    majority: VsRater | None = None
+
+
+class GateFigures(_Model):
+    scale: Literal["binary", "labels"]
+    fleiss_kappa: float | None
+    fleiss_n: int
+    judge_kappa: dict[str, float | None]
+    judge_n: dict[str, int]
+
+
+class Gate(_Model):
+    """The scale gate. ``applies`` only on a workspace subset of kind validation;
+    elsewhere the verdict is shown for information and not recorded."""
+
+    status: Literal["PASS", "FAIL"]
+    passed: bool
+    applies: bool
+    note: str | None = None
+    min_fleiss: float
+    min_judge_kappa: float
+    judges: list[str]
+    panel: str | None
+    rubric_id: str | None
+    rubric_hash: str | None
+    subset: str | None
+    figures: GateFigures
+    failures: list[str]
+
+
+class RubricInfo(_Model):
+    id: str
+    version: str
+    hash: str
+    labels: list[str]
+    binary: dict[str, str]
+    binary_positive: str | None
+
+
+class SourceInfo(_Model):
+    kind: Literal["workspace", "file", "memory"]
+    path: str | None
+    subset: str | None
+    subset_kind: str | None
+
+
+class BootstrapInfo(_Model):
+    resamples: int
+    seed: int
+    confidence: float
+    unit: Literal["case"] = "case"
+
+
+class AgreementReport(_Model):
+    """Every agreement figure of one report. See the README for the keys."""
+
+    source: SourceInfo
+    rubric: RubricInfo | None
+    labels: list[str]
+    binary_labels: list[str]
+    n_cases: int
+    n_complete: int
+    included_raters: list[str]
+    raters: list[RaterSummary]
+    fleiss_kappa: dict[str, Figure]
+    krippendorff_alpha: dict[str, Figure]
+    cohen_kappa: list[PairKappa]
+    percent_agreement: dict[str, Figure]
+    majority: Majority
+    prevalence: Prevalence
+    vs_reference: VsReference
+    gate: Gate
+    bootstrap: BootstrapInfo
+    notes: list[str]
+
+    @property
+    def supported_share(self) -> float | None:
+        """Share of cases whose majority label is the rubric's first label (e.g.
+        ``supports``) among the cases with a majority."""
+        return self.majority.labels.shares.get(self.labels[0]) if self.labels else None
+
+    def supported_share_by(
+        self, by: Literal["dataset", "run", "category"]
+    ) -> dict[str, float | None]:
+        """:attr:`supported_share` per dataset, run or category."""
+        groups: dict[str, PrevalenceGroup] = getattr(self.prevalence, f"by_{by}")
+        first = self.labels[0] if self.labels else None
+        return {k: g.labels.shares.get(first) if first else None for k, g in groups.items()}
+
+    def to_json_dict(self) -> dict:
+        return self.model_dump(mode="json")

@@ -1,0 +1,26 @@
+"""Which rubric a workspace report uses when none is named."""
+
+from __future__ import annotations
+
+from tiap.agreement.table import LabelTable
+from tiap.errors import TiapError
+from tiap.rubric import DEFAULT_RUBRIC, Rubric, builtin_rubrics, load_rubric
+
+
+def rubric_for_table(table: LabelTable) -> Rubric:
+    """The rubric the labels name (``rubric_id`` on the label rows), or the
+    default rubric when no label names one."""
+    ids = sorted({i for r in table.raters for i in r.rubric_ids})
+    if not ids:
+        return load_rubric(DEFAULT_RUBRIC)
+    if len(ids) > 1:
+        raise TiapError(
+            f"the labels were made under several rubrics ({', '.join(ids)}): choose one "
+            "with --rubric and the raters that used it with --raters"
+        )
+    if ids[0] not in builtin_rubrics():
+        raise TiapError(
+            f"the labels were made under rubric '{ids[0]}', which is not built in: pass "
+            "its TOML file with --rubric"
+        )
+    return load_rubric(ids[0])

@@ -1,0 +1,143 @@
+"""Inline SVG figures for ``report.html``: no external assets, every text escaped."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from html import escape
+
+PALETTE = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#1f78b4")
+INVALID_COLOR = "#9e9e9e"
+MISSING_COLOR = "#e0e0e0"
+FONT = 'font-family="sans-serif" font-size="12"'
+
+
+def e(text: object) -> str:
+    return escape(str(text), quote=True)
+
+
+def label_color(i: int) -> str:
+    return PALETTE[i % len(PALETTE)]
+
+
+def _svg(width: float, height: float, body: list[str], title: str) -> str:
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
+        f'viewBox="0 0 {width:.0f} {height:.0f}" role="img" aria-label="{e(title)}">'
+        f"<title>{e(title)}</title>" + "".join(body) + "</svg>"
+    )
+
+
+def _text(x: float, y: float, text: object, anchor: str = "start", tip: str | None = None) -> str:
+    """A text element; ``tip`` is a hover title (e.g. the untrimmed name)."""
+    title = f"<title>{e(tip)}</title>" if tip is not None else ""
+    return f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" {FONT}>{title}{e(text)}</text>'
+
+
+def _trim(name: str, limit: int = 24) -> str:
+    return name if len(name) <= limit else name[: limit - 1] + "…"
+
+
+def stacked_bars(
+    rows: Sequence[tuple[str, Sequence[int]]],
+    segments: Sequence[str],
+    colors: Sequence[str],
+    title: str,
+) -> str:
+    """One horizontal bar per row, split into segments proportional to its counts."""
+    left, bar_w, bar_h, gap = 170.0, 420.0, 18.0, 8.0
+    legend_h = 22.0
+    height = legend_h + len(rows) * (bar_h + gap) + 10
+    body: list[str] = []
+    x = left
+    for i, seg in enumerate(segments):
+        body.append(f'<rect x="{x:.1f}" y="4" width="12" height="12" fill="{colors[i]}"/>')
+        body.append(_text(x + 16, 14, seg))
+        x += 24 + 7.5 * len(seg)
+    for r, (name, counts) in enumerate(rows):
+        y = legend_h + r * (bar_h + gap)
+        body.append(_text(left - 8, y + 13, _trim(name), "end", name))
+        total = sum(counts)
+        x = left
+        for i, c in enumerate(counts):
+            if not total or not c:
+                continue
+            w = bar_w * c / total
+            body.append(
+                f'<rect x="{x:.2f}" y="{y:.1f}" width="{w:.2f}" height="{bar_h:.0f}" '
+                f'fill="{colors[i]}"><title>{e(name)}: {e(segments[i])} {c} of {total}'
+                f"</title></rect>"
+            )
+            x += w
+        body.append(_text(left + bar_w + 6, y + 13, f"n={total}"))
+    return _svg(left + bar_w + 60, height, body, title)
+
+
+def kappa_color(value: float | None) -> str:
+    """Red (kappa <= 0) through yellow (0.5) to green (1); grey when undefined."""
+    if value is None:
+        return "#f0f0f0"
+    t = min(max(value, 0.0), 1.0)
+    stops = ((0.0, (215, 48, 39)), (0.5, (254, 224, 139)), (1.0, (26, 152, 80)))
+    for (t0, c0), (t1, c1) in itertools.pairwise(stops):
+        if t <= t1:
+            u = (t - t0) / (t1 - t0)
+            rgb = tuple(round(a + (b - a) * u) for a, b in zip(c0, c1, strict=True))
+            return "#{:02x}{:02x}{:02x}".format(*rgb)
+    return "#1a9850"
+
+
+def heatmap(names: Sequence[str], values: dict[tuple[str, str], float | None], title: str) -> str:
+    """A symmetric rater x rater matrix of kappas with values in the cells."""
+    cell, left, top = 46.0, 170.0, 120.0
+    n = len(names)
+    body: list[str] = []
+    for j, name in enumerate(names):
+        x = left + j * cell + cell / 2
+        body.append(
+            f'<text x="0" y="0" transform="translate({x:.1f},{top - 6:.1f}) rotate(-45)" '
+            f"{FONT}>{e(_trim(name, 16))}<title>{e(name)}</title></text>"
+        )
+    for i, a in enumerate(names):
+        y = top + i * cell
+        body.append(_text(left - 8, y + cell / 2 + 4, _trim(a), "end", a))
+        for j, b in enumerate(names):
+            x = left + j * cell
+            v = 1.0 if i == j else values.get((a, b), values.get((b, a)))
+            shown = "" if i == j else ("n/a" if v is None else f"{v:.2f}")
+            body.append(
+                f'<rect x="{x:.1f}" y="{y:.1f}" width="{cell:.0f}" height="{cell:.0f}" '
+                f'fill="{"#ffffff" if i == j else kappa_color(v)}" stroke="#ffffff">'
+                f"<title>{e(a)} / {e(b)}: {e(shown or '-')}</title></rect>"
+            )
+            if shown:
+                body.append(_text(x + cell / 2, y + cell / 2 + 4, shown, "middle"))
+    return _svg(left + n * cell + 10, top + n * cell + 10, body, title)
+
+
+def confusion(matrix: Sequence[Sequence[int]], labels: Sequence[str], title: str) -> str:
+    """A confusion matrix: rows the reference, columns the rater; darker = more."""
+    cell, left, top = 54.0, 130.0, 60.0
+    k = len(labels)
+    peak = max((max(row) for row in matrix), default=0) or 1
+    body = [_text(left + k * cell / 2, 14, "rater", "middle")]
+    body.append(
+        f'<text x="0" y="0" transform="translate(14,{top + k * cell / 2:.1f}) rotate(-90)" '
+        f'text-anchor="middle" {FONT}>reference</text>'
+    )
+    for j, lab in enumerate(labels):
+        body.append(_text(left + j * cell + cell / 2, top - 8, _trim(lab, 9), "middle", lab))
+    for i, row in enumerate(matrix):
+        y = top + i * cell
+        body.append(_text(left - 6, y + cell / 2 + 4, _trim(labels[i], 16), "end", labels[i]))
+        for j, count in enumerate(row):
+            shade = round(245 - 180 * count / peak)
+            fill = f"#{shade:02x}{shade:02x}ff" if i != j else f"#{shade:02x}ff{shade:02x}"
+            x = left + j * cell
+            body.append(
+                f'<rect x="{x:.1f}" y="{y:.1f}" width="{cell:.0f}" height="{cell:.0f}" '
+                f'fill="{fill}" stroke="#ffffff"><title>reference {e(labels[i])}, rater '
+                f"{e(labels[j])}: {count}</title></rect>"
+            )
+            body.append(_text(x + cell / 2, y + cell / 2 + 4, count, "middle"))
+    return _svg(left + k * cell + 10, top + k * cell + 10, body, title)

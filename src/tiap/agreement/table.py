@@ -1,0 +1,246 @@
+"""The label table every agreement figure is computed from.
+
+A :class:`LabelTable` holds the cases in scope (with the dataset, run and
+category used for prevalence), the raters with their kind, and at most one
+label per (case, rater): the latest one. ``label`` ``None`` is an invalid
+label (an abstention); a (case, rater) with no entry is unlabelled. Both count
+as missing for every agreement figure; they are reported apart per rater.
+
+Tables come from a workspace (:func:`labels_from_workspace`) or a file
+(:func:`tiap.agreement.files.labels_from_file`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from tiap.errors import TiapError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from tiap.cases.workspace import Workspace
+
+RaterKindOrNone = Literal["judge", "human"] | None
+
+#: The rater name of adjudicated labels (resolving human disagreements).
+ADJUDICATED = "adjudicated"
+
+#: Codes in a label matrix for what is not a label.
+INVALID = -1
+ABSENT = -2
+
+_KIND_ORDER = {"judge": 0, "human": 1, None: 2}
+
+
+class CaseMeta(BaseModel):
+    """A case in scope and the strata prevalence is broken down by."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    case_id: str = Field(min_length=1)
+    dataset: str | None = None
+    run: str | None = None
+    category: str | None = None
+
+
+class RaterInfo(BaseModel):
+    """A rater: its kind (``None`` when a labels file does not say) and where its
+    labels came from."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1)
+    kind: RaterKindOrNone = None
+    panels: list[str] = Field(default_factory=list)
+    rubric_ids: list[str] = Field(default_factory=list)
+    rubric_hashes: list[str] = Field(default_factory=list)
+
+
+class LabelEntry(BaseModel):
+    """The current label of one rater on one case; ``None`` is an abstention."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    case_id: str
+    rater: str
+    label: str | None
+
+
+class LabelTable(BaseModel):
+    """Cases, raters and their labels (at most one per case and rater)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    source: Literal["workspace", "file", "memory"] = "memory"
+    path: str | None = None
+    subset: str | None = None
+    subset_kind: str | None = None
+    cases: list[CaseMeta]
+    raters: list[RaterInfo]
+    labels: list[LabelEntry]
+
+    @model_validator(mode="after")
+    def _consistent(self) -> LabelTable:
+        case_ids = [c.case_id for c in self.cases]
+        if len(set(case_ids)) != len(case_ids):
+            raise ValueError("case ids must be unique")
+        names = [r.name for r in self.raters]
+        if len(set(names)) != len(names):
+            raise ValueError("rater names must be unique")
+        known_cases, known_raters = set(case_ids), set(names)
+        seen: set[tuple[str, str]] = set()
+        for e in self.labels:
+            if e.case_id not in known_cases:
+                raise ValueError(f"label for unknown case '{e.case_id}'")
+            if e.rater not in known_raters:
+                raise ValueError(f"label by unknown rater '{e.rater}'")
+            if (e.case_id, e.rater) in seen:
+                raise ValueError(f"two labels for case '{e.case_id}' by rater '{e.rater}'")
+            seen.add((e.case_id, e.rater))
+        return self
+
+    # ------------------------------------------------------------------ helpers
+
+    @property
+    def case_ids(self) -> list[str]:
+        return [c.case_id for c in self.cases]
+
+    @property
+    def rater_names(self) -> list[str]:
+        return [r.name for r in self.raters]
+
+    def rater(self, name: str) -> RaterInfo:
+        for r in self.raters:
+            if r.name == name:
+                return r
+        known = ", ".join(self.rater_names) or "none"
+        raise TiapError(f"unknown rater '{name}' (raters with labels: {known})")
+
+    def raters_of_kind(self, kind: RaterKindOrNone) -> list[str]:
+        return [r.name for r in self.raters if r.kind == kind]
+
+    def observed_labels(self) -> list[str]:
+        """Every valid label that occurs, sorted."""
+        return sorted({e.label for e in self.labels if e.label is not None})
+
+    def codes(self, categories: Sequence[str], raters: Sequence[str]) -> np.ndarray:
+        """A cases x raters matrix of category indices (``INVALID``/``ABSENT`` for
+        abstentions and missing labels). Labels outside ``categories`` are errors."""
+        index = {c: i for i, c in enumerate(categories)}
+        case_pos = {c: i for i, c in enumerate(self.case_ids)}
+        rater_pos = {r: j for j, r in enumerate(raters)}
+        out = np.full((len(self.cases), len(raters)), ABSENT, dtype=np.int64)
+        for e in self.labels:
+            j = rater_pos.get(e.rater)
+            if j is None:
+                continue
+            if e.label is None:
+                out[case_pos[e.case_id], j] = INVALID
+                continue
+            code = index.get(e.label)
+            if code is None:
+                raise TiapError(
+                    f"case '{e.case_id}', rater '{e.rater}': label '{e.label}' is not one of "
+                    f"{', '.join(categories)}"
+                )
+            out[case_pos[e.case_id], j] = code
+        return out
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per (case, rater) label: case_id, rater, rater_kind, label,
+        dataset, run, category."""
+        import pandas as pd
+
+        meta = {c.case_id: c for c in self.cases}
+        kinds = {r.name: r.kind for r in self.raters}
+        rows = [
+            {
+                "case_id": e.case_id,
+                "rater": e.rater,
+                "rater_kind": kinds[e.rater],
+                "label": e.label,
+                "dataset": meta[e.case_id].dataset,
+                "run": meta[e.case_id].run,
+                "category": meta[e.case_id].category,
+            }
+            for e in self.labels
+        ]
+        columns = ["case_id", "rater", "rater_kind", "label", "dataset", "run", "category"]
+        return pd.DataFrame(rows, columns=columns)
+
+
+def sort_raters(raters: Iterable[RaterInfo]) -> list[RaterInfo]:
+    """Judges first, then humans, then raters of unknown kind; by name within each."""
+    return sorted(raters, key=lambda r: (_KIND_ORDER[r.kind], r.name))
+
+
+def labels_from_workspace(
+    ws: Workspace, subset: str | None = None, raters: Sequence[str] | None = None
+) -> LabelTable:
+    """The latest label per (case, rater) on a subset's cases (or every case).
+
+    Retracted human labels are left out (the case is unlabelled by that rater);
+    invalid judge outputs stay as abstentions (``label`` ``None``).
+    """
+    case_rows = ws.cases(subset=subset)
+    if not case_rows:
+        where = f"subset '{subset}'" if subset else "the workspace"
+        raise TiapError(f"{ws.path}: {where} has no cases")
+    cases = [
+        CaseMeta(case_id=c.case_id, dataset=c.dataset, run=c.run, category=c.category)
+        for c in case_rows
+    ]
+    if raters is not None:
+        missing = sorted(set(raters) - set(ws.raters()))
+        if missing:
+            known = ", ".join(ws.raters()) or "none"
+            raise TiapError(
+                f"{ws.path}: no labels by rater(s) {', '.join(missing)} (known: {known})"
+            )
+    records = ws.latest_labels(case_ids=[c.case_id for c in cases], raters=raters)
+    info: dict[str, dict[str, Any]] = {}
+    for rec in records:
+        d = info.setdefault(
+            rec.rater,
+            {"kind": rec.rater_kind, "panels": set(), "rubric_ids": set(), "rubric_hashes": set()},
+        )
+        if d["kind"] != rec.rater_kind:
+            raise TiapError(
+                f"{ws.path}: rater '{rec.rater}' has labels both as judge and as human; "
+                "use distinct rater names"
+            )
+        for key, value in (
+            ("panels", rec.panel),
+            ("rubric_ids", rec.rubric_id),
+            ("rubric_hashes", rec.rubric_hash),
+        ):
+            if value is not None:
+                d[key].add(value)
+    rater_infos = sort_raters(
+        RaterInfo(
+            name=name,
+            kind=d["kind"],
+            panels=sorted(d["panels"]),
+            rubric_ids=sorted(d["rubric_ids"]),
+            rubric_hashes=sorted(d["rubric_hashes"]),
+        )
+        for name, d in info.items()
+    )
+    subset_kind = None
+    if subset is not None:
+        kind = ws.subset_params(subset).get("kind")
+        subset_kind = str(kind) if kind is not None else None
+    return LabelTable(
+        source="workspace",
+        path=str(ws.path),
+        subset=subset,
+        subset_kind=subset_kind,
+        cases=cases,
+        raters=rater_infos,
+        labels=[LabelEntry(case_id=r.case_id, rater=r.rater, label=r.label) for r in records],
+    )
