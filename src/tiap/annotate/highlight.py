@@ -1,0 +1,97 @@
+"""Find the words a rater should look for in a credited memory.
+
+A word of the memory is highlighted when it also occurs in the gold answer
+(strongest cue) or in the gold source evidence. Words are compared after a
+light normalisation (lower case, possessive ``'s`` and a plural ``s``
+removed) and common function words are ignored, so the highlight shows
+content overlap, not "the" and "and".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from rich.text import Text
+
+WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+
+_STOPWORDS_TEXT = """
+    a about above after again against all also am an and any are as at be because been
+    before being below between both but by can could did do does doing down during each
+    few for from further had has have having he her here hers herself him himself his how
+    i if in into is it its itself just me more most my myself no nor not now of off on
+    once only or other our ours ourselves out over own same she should so some such than
+    that the their theirs them themselves then there these they this those through to too
+    under until up very was we were what when where which while who whom why will with
+    would you your yours yourself yourselves yes yeah oh ok okay really like get got go
+    going one two thing things much many well
+"""
+STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
+
+ANSWER_STYLE = "bold black on yellow"
+EVIDENCE_STYLE = "bold underline cyan"
+
+
+def normalise(word: str) -> str:
+    """Lower case, without a possessive ``'s`` or a plural ``s`` (``dogs`` -> ``dog``)."""
+    w = word.lower().replace("’", "'")
+    if w.endswith("'s"):
+        w = w[:-2]
+    if len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
+        w = w[:-1]
+    return w
+
+
+def content_words(text: str) -> frozenset[str]:
+    """Normalised words of ``text`` that carry content (numbers always do)."""
+    out: set[str] = set()
+    for match in WORD.finditer(text):
+        raw = match.group()
+        if raw.lower() in STOPWORDS:
+            continue
+        word = normalise(raw)
+        if word.isdigit() or len(word) >= 3:
+            out.add(word)
+    return frozenset(out)
+
+
+@dataclass(frozen=True)
+class Cues:
+    """The words to look for: from the gold answer, and from the evidence."""
+
+    answer: frozenset[str]
+    evidence: frozenset[str]
+
+    @classmethod
+    def from_texts(cls, answer: str, evidence: str) -> Cues:
+        answer_words = content_words(answer)
+        return cls(answer=answer_words, evidence=content_words(evidence) - answer_words)
+
+
+def spans(text: str, cues: Cues) -> list[tuple[int, int, str]]:
+    """``(start, end, kind)`` of every cue word in ``text``; kind is answer|evidence."""
+    out: list[tuple[int, int, str]] = []
+    for match in WORD.finditer(text):
+        raw = match.group()
+        if raw.lower() in STOPWORDS:
+            continue
+        word = normalise(raw)
+        if word in cues.answer:
+            out.append((match.start(), match.end(), "answer"))
+        elif word in cues.evidence:
+            out.append((match.start(), match.end(), "evidence"))
+    return out
+
+
+_STYLES = {"answer": ANSWER_STYLE, "evidence": EVIDENCE_STYLE}
+
+
+def highlighted(text: str, cues: Cues, *, evidence: bool = True) -> Text:
+    """``text`` as rich text with the cue words styled (evidence words optional)."""
+    out = Text(text)
+    for start, end, kind in spans(text, cues):
+        if kind == "evidence" and not evidence:
+            continue
+        out.stylize(_STYLES[kind], start, end)
+    return out

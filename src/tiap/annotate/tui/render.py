@@ -1,0 +1,117 @@
+"""What each pane of the terminal app shows, as rich text (no Textual here)."""
+
+from __future__ import annotations
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from tiap.annotate.highlight import ANSWER_STYLE, EVIDENCE_STYLE, Cues, highlighted
+from tiap.annotate.session import AnnotationSession
+from tiap.cases.models import Case, LabelRecord
+
+MUTED = "dim"
+
+
+def cues_for(case: Case) -> Cues:
+    return Cues.from_texts(case.answer, "\n".join(e.text for e in case.evidence))
+
+
+def status_line(session: AnnotationSession) -> Text:
+    p = session.progress()
+    who = f"{session.rater} (adjudicating)" if session.adjudicate else session.rater
+    scope = session.subset or "all cases"
+    return Text.assemble(
+        (who, "bold"),
+        f" · {scope} · ",
+        (f"case {p.position}/{p.total}", "bold"),
+        f" · done {p.done}/{p.total}",
+    )
+
+
+def case_head(case: Case, cues: Cues) -> Text:
+    out = Text()
+    out.append("Q ", style="bold")
+    out.append(case.question)
+    out.append("\nA ", style="bold")
+    out.append(case.answer, style=ANSWER_STYLE)
+    meta = [
+        f"category {case.category or 'unknown'}",
+        f"run {case.run}",
+        f"query {case.query_id}",
+        f"case {case.case_id}",
+        f"memory {case.memory_id}",
+    ]
+    out.append("\n  " + " · ".join(meta), style=MUTED)
+    return out
+
+
+def evidence_text(case: Case, cues: Cues) -> Text:
+    parts: list[Text] = []
+    for item in case.evidence:
+        head = " | ".join(x for x in (item.source_id, item.speaker, item.time) if x)
+        line = Text(f"[{head}] ", style=MUTED)
+        line.append_text(highlighted(item.text, cues, evidence=False))
+        parts.append(line)
+    return Text("\n").join(parts) if parts else Text("(no evidence text)", style=MUTED)
+
+
+def memory_title(case: Case) -> str:
+    return f"Credited memory · rank {case.rank} ({case.rank_bucket})"
+
+
+#: legend under the memory pane (Textual content markup)
+MEMORY_LEGEND = f"[{ANSWER_STYLE}]answer[/] [{EVIDENCE_STYLE}]evidence[/] words"
+
+
+def memory_text(case: Case, cues: Cues) -> Text:
+    return highlighted(case.memory_text, cues)
+
+
+def _describe(rec: LabelRecord) -> str:
+    if rec.label is not None:
+        return rec.label
+    return f"abstained ({rec.reason})" if rec.reason else "no label"
+
+
+def labels_text(
+    session: AnnotationSession, *, revealed: bool, panel: list[LabelRecord] | None = None
+) -> Group:
+    """The rater's label and note, the disputed labels when adjudicating, the
+    panel's labels (only once revealed), then the rubric's labels with their
+    definitions and how often the rater gave each."""
+    head = Text()
+    mine = session.my_label()
+    head.append("Your label: ", style="bold")
+    if mine is not None and mine.label is not None:
+        head.append(mine.label, style="bold green")
+    else:
+        head.append("none yet", style=MUTED)
+    note = mine.note if mine is not None and mine.note else session.pending_note()
+    if note:
+        head.append(f"   note: {note}", style="italic")
+    if session.adjudicate:
+        disputed = " · ".join(f"{r.rater}: {r.label}" for r in session.disputed_labels())
+        head.append("\nRaters disagree: ", style="bold red")
+        head.append(disputed)
+    head.append("\nPanel: ", style="bold")
+    if mine is None or mine.label is None:
+        head.append("hidden until you label this case", style=MUTED)
+    elif not revealed:
+        head.append("hidden (press r to reveal)", style=MUTED)
+    elif not panel:
+        head.append("no other labels on this case", style=MUTED)
+    else:
+        head.append(" · ".join(f"{r.rater} ({r.rater_kind}): {_describe(r)}" for r in panel))
+    counts = session.progress().counts
+    table = Table.grid(padding=(0, 1), expand=True)
+    table.add_column(no_wrap=True)
+    table.add_column(no_wrap=True)
+    table.add_column(ratio=1)
+    for lab in session.rubric.labels:
+        table.add_row(
+            Text(f" {lab.key} ", style="bold reverse"),
+            Text.assemble((lab.name, "bold"), (f" {counts[lab.name]}", MUTED)),
+            " ".join(lab.definition.split()),
+        )
+    return Group(head, table)
