@@ -1,0 +1,262 @@
+"""Dataset -> trace bundle: stores with lineage, baseline runs, and the build report.
+
+:func:`build_bundle` takes a dataset read by an adapter (:mod:`tiap.traces.locomo`,
+:mod:`~tiap.traces.longmemeval`, :mod:`~tiap.traces.lmeb`), builds the requested
+stores, ranks every store with every requested retriever (one run per
+``(retriever, store)``, named ``<retriever>-<store>``), optionally attaches
+existing run files, and returns the :class:`~tiap.traces.bundle.Bundle` with its
+:class:`~tiap.traces.report.BuildReport`. :func:`write_build` writes both.
+Progress and one-line summaries go to a :class:`Reporter` (silent by default).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tiap.errors import InputError, TiapError
+from tiap.io import iter_jsonl, write_json
+from tiap.traces.bundle import (
+    CONFIG_FILE,
+    QUERIES_FILE,
+    RUNS_DIR,
+    SOURCES_FILE,
+    STORES_DIR,
+    Bundle,
+    write_bundle,
+)
+from tiap.traces.dataset import DatasetTraces
+from tiap.traces.models import BundleConfig, RunConfig, RunEntry
+from tiap.traces.report import BuildReport
+from tiap.traces.retrieve import make_retriever, rank_store, scope_groups
+from tiap.traces.retrieve.base import RankTimings
+from tiap.traces.stores import build_stores, default_stores
+from tiap.traces.trec import TREC_SUFFIXES, read_trec_run
+
+REPORT_FILE = "build_report.json"
+_RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+class BuildOptions(BaseModel):
+    """What to build from a dataset."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    stores: list[str] | None = Field(default=None, description="None: every store available")
+    retrievers: list[str] = Field(default_factory=lambda: ["bm25"])
+    k: int = Field(default=60, ge=1)
+    scope: Literal["conversation", "global"] = "conversation"
+    runs: dict[str, Path] = Field(default_factory=dict, description="attach run files: name->path")
+    name: str | None = None
+
+
+class Reporter:
+    """Receives progress and summaries; the default one is silent."""
+
+    def message(self, text: str) -> None:
+        """One line saying what a step built."""
+
+    @contextmanager
+    def step(self, description: str, total: int | None) -> Iterator[Callable[[int], None]]:
+        """A long step with ``total`` units; yields ``advance(n)``."""
+        yield lambda n: None
+
+
+@dataclass
+class BuildResult:
+    bundle: Bundle
+    report: BuildReport
+    #: seconds per phase: read, parse, index, retrieve, assemble (write adds "write")
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def _fmt_counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{v:,} {k.replace('_', ' ')}" for k, v in counts.items())
+
+
+def _attach_run(
+    name: str, path: Path, store: str, ds: DatasetTraces, known: set[str]
+) -> tuple[list[RunEntry], int]:
+    if not _RUN_NAME.fullmatch(name):
+        raise TiapError(f"run name '{name}' may use only letters, digits, '.', '_' and '-'")
+    if path.suffix in TREC_SUFFIXES:
+        numbered: list[tuple[int | None, RunEntry]] = [(None, e) for e in read_trec_run(path)]
+    else:
+        numbered = list(iter_jsonl(path, RunEntry))
+    kept_ids = {q.query_id for q in ds.queries}
+    excluded = set(ds.excluded_queries)
+    entries: list[RunEntry] = []
+    dropped = 0
+    for line, e in numbered:
+        if e.query_id in excluded:
+            dropped += 1
+            continue
+        if e.query_id not in kept_ids:
+            raise InputError(path, f"unknown query id '{e.query_id}'", line)
+        for mid in e.ranking:
+            if mid not in known:
+                raise InputError(
+                    path, f"unknown memory id '{mid}' in the ranking of '{e.query_id}'", line
+                )
+        entries.append(e)
+    return entries, dropped
+
+
+def build_bundle(
+    ds: DatasetTraces,
+    options: BuildOptions | None = None,
+    reporter: Reporter | None = None,
+) -> BuildResult:
+    """Stores, runs and report for a dataset (nothing is written)."""
+    opts = options or BuildOptions()
+    rep = reporter or Reporter()
+    timings: dict[str, float] = {"parse": 0.0, "index": 0.0, "retrieve": 0.0, "assemble": 0.0}
+    store_names = opts.stores or default_stores(ds)
+    retrievers = [make_retriever(r) for r in dict.fromkeys(opts.retrievers)]
+
+    log = ds.log.copy()
+    t0 = time.perf_counter()
+    built = build_stores(ds, store_names)
+    timings["parse"] = time.perf_counter() - t0
+    for tid in built.turns_without_facts:
+        log.add("parser_no_facts", tid)
+    for name, mems in built.memories.items():
+        derived = sum(not m.raw for m in mems)
+        rep.message(f"store {name}: {len(mems):,} memories ({derived:,} derived)")
+
+    runs: dict[str, list[RunEntry]] = {}
+    run_configs: dict[str, RunConfig] = {}
+    rank_t = RankTimings()
+    for retriever in retrievers:
+        texts = [m.text for mems in built.memories.values() for m in mems]
+        unique = len(dict.fromkeys(texts))
+        t1 = time.perf_counter()
+        with rep.step(f"{retriever.name}: preparing {unique:,} texts", unique) as advance:
+            retriever.prepare(texts, advance)
+        rank_t.index += time.perf_counter() - t1
+        for store, mems in built.memories.items():
+            run = f"{retriever.name}-{store}"
+            groups = scope_groups(mems, ds.queries, opts.scope, ds.candidate_pools)
+            with rep.step(f"{run}: ranking {len(ds.queries):,} queries", len(ds.queries)) as adv:
+                runs[run] = rank_store(retriever, mems, ds.queries, opts.k, groups, adv, rank_t)
+            config: dict[str, Any] = {"k": opts.k, "scope": opts.scope, **retriever.config()}
+            config.update(built.configs[store].config)
+            run_configs[run] = RunConfig(store=store, retriever=retriever.name, config=config)
+            empty = sum(not e.ranking for e in runs[run])
+            rep.message(
+                f"run {run}: {len(runs[run]):,} queries ranked over {len(groups):,} pools"
+                + (f", {empty:,} with no candidate" if empty else "")
+            )
+    timings["index"], timings["retrieve"] = rank_t.index, rank_t.retrieve
+
+    t2 = time.perf_counter()
+    raw_store = next((s for s in store_names if s == "raw"), store_names[0])
+    for name, path in opts.runs.items():
+        if name in runs:
+            raise TiapError(f"attached run '{name}' has the name of a built run")
+        known = {m.memory_id for m in built.memories[raw_store]}
+        entries, dropped = _attach_run(name, path, raw_store, ds, known)
+        if dropped:
+            log.add("run_query_excluded", name, value=str(path.name), result=dropped)
+        runs[name] = entries
+        run_configs[name] = RunConfig(
+            store=raw_store, retriever="external", config={"file": path.name}
+        )
+        rep.message(f"run {name}: {len(entries):,} queries attached from {path.name}")
+
+    config = BundleConfig(
+        name=opts.name,
+        dataset=ds.dataset,
+        k=opts.k,
+        description=ds.description,
+        metadata={
+            "input_file": ds.input_file,
+            "input_sha256": ds.input_sha256,
+            "scope": opts.scope,
+            **ds.options,
+        },
+        stores=built.configs,
+        runs=run_configs,
+    )
+    bundle = Bundle(
+        config=config,
+        queries=list(ds.queries),
+        sources={s.source_id: s for s in ds.sources},
+        stores=built.memories,
+        runs=runs,
+    )
+    report = BuildReport(
+        dataset=ds.dataset,
+        input_file=ds.input_file,
+        input_sha256=ds.input_sha256,
+        options={
+            **ds.options,
+            "stores": list(built.memories),
+            "retrievers": [r.name for r in retrievers],
+            "k": opts.k,
+            "scope": opts.scope,
+            "attached_runs": {n: p.name for n, p in opts.runs.items()},
+        },
+        counts=dict(ds.counts),
+        categories=dict(sorted(Counter(q.category or "" for q in ds.queries).items())),
+        stores={n: len(m) for n, m in built.memories.items()},
+        runs={n: len(e) for n, e in runs.items()},
+        rules=log.rules(),
+        issue_counts=dict(sorted(log.counts.items())),
+        excluded_queries=list(ds.excluded_queries),
+        issues=list(log.issues),
+    )
+    timings["assemble"] = time.perf_counter() - t2
+    return BuildResult(bundle=bundle, report=report, timings=timings)
+
+
+_BUNDLE_FILES = (CONFIG_FILE, QUERIES_FILE, SOURCES_FILE, REPORT_FILE)
+
+
+def prepare_out_dir(out: Path, force: bool) -> None:
+    """Refuse to write into a non-empty directory unless ``force``; then clear old bundle files."""
+    if out.exists() and not out.is_dir():
+        raise TiapError(f"{out}: exists and is not a directory")
+    if not out.exists() or not any(out.iterdir()):
+        return
+    if not force:
+        raise TiapError(f"{out}: directory exists and is not empty (use --force to replace it)")
+    for name in _BUNDLE_FILES:
+        (out / name).unlink(missing_ok=True)
+    for sub in (STORES_DIR, RUNS_DIR):
+        if (out / sub).is_dir():
+            shutil.rmtree(out / sub)
+
+
+def write_build(
+    result: BuildResult, out: str | Path, *, run_format: str = "jsonl", force: bool = False
+) -> Path:
+    """Write the bundle and ``build_report.json`` into ``out``."""
+    root = Path(out)
+    t0 = time.perf_counter()
+    prepare_out_dir(root, force)
+    write_bundle(result.bundle, root, run_format=run_format)
+    write_json(root / REPORT_FILE, result.report.model_dump(mode="json", exclude_none=True))
+    result.timings["write"] = time.perf_counter() - t0
+    return root
+
+
+def summary_lines(ds: DatasetTraces) -> list[str]:
+    """What reading the dataset gave, for the build log."""
+    lines = [f"{ds.dataset}: {_fmt_counts(ds.counts)}"]
+    for family, mems in ds.derived.items():
+        lines.append(f"{family}: {len(mems):,} derived memories read")
+    if ds.log.counts:
+        lines.append(
+            "rules applied: " + ", ".join(f"{k} {v:,}" for k, v in sorted(ds.log.counts.items()))
+        )
+    return lines

@@ -1,0 +1,233 @@
+"""LMEB / BEIR-style retrieval data -> sources and queries (no lineage).
+
+Reads a directory holding
+
+- ``queries.jsonl``: ``{"id", "text"}`` per line;
+- ``corpus.jsonl``: ``{"id", "title", "text"}`` per line (title and text joined
+  with a space, as LMEB does);
+- ``qrels.tsv``: ``query-id <TAB> corpus-id <TAB> score`` lines, integer scores,
+  no header row;
+- optionally ``candidates.jsonl``: ``{"scene_id", "candidate_doc_ids": [...]}``;
+  a query belongs to the scene named by the first two ``_``-separated parts
+  of its id, and is ranked over that scene's candidates only.
+
+``corpus.jsonl`` and ``candidates.jsonl`` are looked up in the directory, then in
+its parent (LMEB keeps them one level above each subset's queries and qrels).
+Without lineage, every corpus item is a raw memory that is its own source, and
+the qrels with score > 0 are a query's evidence (all scores are kept in the
+query's ``metadata.qrels`` when any differs from 1). A query with no positive
+qrels is excluded and listed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, field_validator
+
+from tiap.errors import InputError, TiapError
+from tiap.io import iter_jsonl
+from tiap.traces.dataset import DatasetTraces
+from tiap.traces.models import Query, Source
+
+
+def _as_id(value: Any) -> Any:
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+class LmebQuery(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    text: str
+
+    _id = field_validator("id", mode="before")(_as_id)
+
+
+class LmebDoc(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    title: str | None = ""
+    text: str
+
+    _id = field_validator("id", mode="before")(_as_id)
+
+
+class LmebScene(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    scene_id: str
+    candidate_doc_ids: list[str]
+
+    _id = field_validator("scene_id", mode="before")(_as_id)
+
+
+def scene_of(query_id: str) -> str:
+    """LMEB's scene of a dialogue query: the first two ``_``-separated parts of its id."""
+    return "_".join(query_id.split("_")[:2])
+
+
+def _find(directory: Path, name: str) -> Path | None:
+    for d in (directory, directory.parent):
+        if (d / name).is_file():
+            return d / name
+    return None
+
+
+def read_qrels(path: Path, query_ids: set[str], doc_ids: set[str]) -> dict[str, dict[str, int]]:
+    """``query_id -> {corpus_id: score}`` in file order; bad lines raise InputError."""
+    qrels: dict[str, dict[str, int]] = {}
+    first: dict[tuple[str, str], int] = {}
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(path, "file not found") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(path, f"not UTF-8 text ({exc.reason})") from None
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        cols = line.rstrip("\r").split("\t")
+        if len(cols) != 3:
+            raise InputError(
+                path,
+                f"expected 3 tab-separated columns (query-id, corpus-id, score), found {len(cols)}",
+                lineno,
+            )
+        qid, did, score_text = (c.strip() for c in cols)
+        try:
+            score = int(score_text)
+        except ValueError:
+            hint = " (qrels.tsv has no header row)" if lineno == 1 else ""
+            raise InputError(
+                path, f"score '{score_text}' is not an integer{hint}", lineno
+            ) from None
+        if qid not in query_ids:
+            raise InputError(path, f"unknown query id '{qid}' (not in queries.jsonl)", lineno)
+        if did not in doc_ids:
+            raise InputError(path, f"unknown corpus id '{did}' (not in corpus.jsonl)", lineno)
+        if (qid, did) in first:
+            raise InputError(
+                path, f"pair ({qid}, {did}) listed twice (first at line {first[qid, did]})", lineno
+            )
+        first[qid, did] = lineno
+        qrels.setdefault(qid, {})[did] = score
+    return qrels
+
+
+def _read_unique(path: Path, model: type[BaseModel], key: str, what: str) -> list[Any]:
+    out: list[Any] = []
+    seen: dict[str, int] = {}
+    for lineno, rec in iter_jsonl(path, model):
+        value = getattr(rec, key)
+        if value in seen:
+            raise InputError(
+                path, f"duplicate {what} '{value}' (first at line {seen[value]})", lineno
+            )
+        seen[value] = lineno
+        out.append(rec)
+    return out
+
+
+def load_lmeb(directory: str | Path) -> DatasetTraces:
+    """Read an LMEB/BEIR-style directory into bundle terms."""
+    d = Path(directory)
+    if not d.is_dir():
+        raise TiapError(f"{d}: not a directory (expected queries.jsonl, corpus.jsonl, qrels.tsv)")
+    corpus_path = _find(d, "corpus.jsonl")
+    if corpus_path is None:
+        raise InputError(d / "corpus.jsonl", "file not found (looked here and one level up)")
+    queries = _read_unique(d / "queries.jsonl", LmebQuery, "id", "query id")
+    docs = _read_unique(corpus_path, LmebDoc, "id", "corpus id")
+    doc_ids = {doc.id for doc in docs}
+    qrels = read_qrels(d / "qrels.tsv", {q.id for q in queries}, doc_ids)
+
+    pools: dict[str, frozenset[str]] | None = None
+    cand_path = _find(d, "candidates.jsonl")
+    if cand_path is not None:
+        pools = {}
+        seen: dict[str, int] = {}
+        for lineno, scene in iter_jsonl(cand_path, LmebScene):
+            if scene.scene_id in seen:
+                raise InputError(
+                    cand_path,
+                    f"duplicate scene id '{scene.scene_id}' (first at line {seen[scene.scene_id]})",
+                    lineno,
+                )
+            seen[scene.scene_id] = lineno
+            for did in scene.candidate_doc_ids:
+                if did not in doc_ids:
+                    raise InputError(
+                        cand_path,
+                        f"scene '{scene.scene_id}' names unknown corpus id '{did}'",
+                        lineno,
+                    )
+            pools[scene.scene_id] = frozenset(scene.candidate_doc_ids)
+
+    digest = hashlib.sha256()
+    for path in (d / "queries.jsonl", corpus_path, d / "qrels.tsv", cand_path):
+        if path is not None:
+            with path.open("rb") as fh:
+                for block in iter(lambda fh=fh: fh.read(1 << 20), b""):
+                    digest.update(block)
+    out = DatasetTraces(
+        dataset="lmeb",
+        input_file=d.name,
+        input_sha256=digest.hexdigest(),
+        sources=[],
+        queries=[],
+        turns=[],
+        candidate_pools=pools,
+        options={"candidates": cand_path is not None},
+        description="LMEB/BEIR retrieval data: corpus items as sources, qrels > 0 as evidence",
+    )
+    for doc in docs:
+        title = (doc.title or "").strip()
+        out.sources.append(
+            Source(
+                source_id=doc.id,
+                text=f"{title} {doc.text}".strip() if title else doc.text,
+                metadata={"title": title} if title else {},
+            )
+        )
+    for q in queries:
+        grades = qrels.get(q.id, {})
+        evidence = [did for did, score in grades.items() if score > 0]
+        if not evidence:
+            out.log.add(
+                "query_no_evidence",
+                q.id,
+                detail="no qrels line" if not grades else "no qrels line with score > 0",
+            )
+            out.excluded_queries.append(q.id)
+            continue
+        scene = scene_of(q.id) if pools is not None else None
+        if pools is not None and scene not in pools:
+            out.log.add("query_no_candidates", q.id, value=scene)
+            out.excluded_queries.append(q.id)
+            continue
+        meta: dict[str, Any] = {}
+        if any(score != 1 for score in grades.values()):
+            meta["qrels"] = dict(grades)
+        out.queries.append(
+            Query(
+                query_id=q.id,
+                question=q.text,
+                evidence=evidence,
+                conversation_id=scene,
+                metadata=meta,
+            )
+        )
+    out.counts = {
+        "corpus_items": len(docs),
+        "queries_read": len(queries),
+        "qrels_lines": sum(len(g) for g in qrels.values()),
+        "scenes": len(pools) if pools is not None else 0,
+        "sources": len(out.sources),
+        "queries": len(out.queries),
+        "queries_excluded": len(out.excluded_queries),
+    }
+    return out

