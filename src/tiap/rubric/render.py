@@ -8,6 +8,7 @@ instruction. The system prompt tells the judge that fenced blocks are data.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from tiap.errors import TiapError
@@ -15,9 +16,10 @@ from tiap.rubric.models import PLACEHOLDER, Rubric
 
 
 def fence(name: str, text: str) -> str:
-    """``<name>`` ... ``</name>`` around ``text``; inner ``</name`` is defused."""
-    close = f"</{name}"
-    safe = text.replace(close, f"<\\/{name}")
+    """``<name>`` ... ``</name>`` around ``text``; an inner closing tag for ``name``
+    (any case, spaces allowed: ``</name``, ``</NAME``, ``< / name``) is defused."""
+    close = re.compile(r"<\s*/\s*" + re.escape(name), re.IGNORECASE)
+    safe = close.sub(f"<\\\\/{name}", text)
     return f"<{name}>\n{safe}\n</{name}>"
 
 
