@@ -102,7 +102,8 @@ def labels_text(
     elif not panel:
         head.append("no other labels on this case", style=MUTED)
     else:
-        head.append(" · ".join(f"{r.rater} ({r.rater_kind}): {_describe(r)}" for r in panel))
+        for r in panel:
+            head.append(f"\n  {r.rater} ({r.rater_kind}): {_describe(r)}")
     counts = session.progress().counts
     table = Table.grid(padding=(0, 1), expand=True)
     table.add_column(no_wrap=True)
