@@ -1,0 +1,149 @@
+"""The command line's error policy: bad input prints one line ``tiap: error: ...`` on
+stderr and exits 2, never a traceback."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tiap.cli import main
+
+ENTRY = "from tiap.cli import main; main()"
+
+
+def run_tiap(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """The real command in a fresh interpreter (as the console script runs it)."""
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_HUB_OFFLINE": "1"}
+    return subprocess.run(
+        [sys.executable, "-c", ENTRY, *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def assert_one_line_error(proc: subprocess.CompletedProcess[str], *fragments: str) -> str:
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("tiap: error: ")
+    for fragment in fragments:
+        assert fragment in lines[0]
+    return lines[0]
+
+
+def broken_bundle(root: Path) -> Path:
+    (root / "stores").mkdir(parents=True)
+    (root / "bundle.toml").write_text('dataset = "x"\n[runs.r]\nstore = "s"\n')
+    (root / "sources.jsonl").write_text('{"source_id": "s1", "text": "t"}\n')
+    (root / "queries.jsonl").write_text(
+        '{"query_id": "q1", "question": "?", "evidence": ["s1"]}\n{"query_id": "q2", \n'
+    )
+    (root / "stores" / "s.jsonl").write_text(
+        '{"memory_id": "m", "text": "t", "source_ids": ["s1"], "raw": true, "canonical": false}\n'
+    )
+    return root
+
+
+def test_bad_bundle_is_one_line_with_file_and_line(tmp_path: Path) -> None:
+    root = broken_bundle(tmp_path / "b")
+    proc = run_tiap("cases", "extract", str(root), "--db", "w.sqlite", cwd=tmp_path)
+    line = assert_one_line_error(proc, f"{root / 'queries.jsonl'}:2: malformed JSON")
+    assert proc.stdout == ""
+    assert line
+
+
+def test_missing_inputs(tmp_path: Path) -> None:
+    proc = run_tiap("cases", "extract", "nowhere", "--db", "w.sqlite", cwd=tmp_path)
+    assert_one_line_error(proc, "nowhere: bundle directory not found")
+    proc = run_tiap("cases", "list", "--db", "absent.sqlite", cwd=tmp_path)
+    assert_one_line_error(proc, "absent.sqlite: workspace not found")
+    assert not (tmp_path / "absent.sqlite").exists()
+
+
+def test_not_a_workspace(tmp_path: Path) -> None:
+    (tmp_path / "junk.sqlite").write_bytes(b"not sqlite at all" * 64)
+    proc = run_tiap("cases", "show", "c-1", "--db", "junk.sqlite", cwd=tmp_path)
+    assert_one_line_error(proc, "not a tiap workspace")
+
+
+def test_usage_errors_exit_2_without_traceback(tmp_path: Path) -> None:
+    proc = run_tiap("cases", "extract", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert "missing argument 'bundle'" in proc.stderr.lower()
+    proc = run_tiap("frobnicate", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    proc = run_tiap("cases", "sample", "--db", "w.sqlite", "--n", "many", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+
+
+def test_help_and_version(tmp_path: Path) -> None:
+    proc = run_tiap("--help", cwd=tmp_path)
+    assert proc.returncode == 0
+    assert "cases" in proc.stdout
+    proc = run_tiap("cases", "--help", cwd=tmp_path)
+    assert proc.returncode == 0
+    for command in ("extract", "sample", "list", "show", "subsets"):
+        assert command in proc.stdout
+    proc = run_tiap("--version", cwd=tmp_path)
+    assert proc.returncode == 0
+    assert proc.stdout.startswith("tiap ")
+
+
+def test_cases_help_does_not_import_heavy_modules(tmp_path: Path) -> None:
+    code = (
+        "import sys\n"
+        "from tiap.cli import main\n"
+        "try:\n    main(['cases', '--help'])\n"
+        "except SystemExit:\n    pass\n"
+        "heavy = [m for m in ('litellm', 'textual', 'label_studio_sdk', 'torch') "
+        "if m in sys.modules]\n"
+        "print('HEAVY', heavy)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    assert "HEAVY []" in proc.stdout
+
+
+# In-process checks of the same policy (fast): main() raises SystemExit(2).
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["cases", "sample", "--db", "{ws}", "--n", "0"], "--n must be at least 1"),
+        (["cases", "sample", "--db", "{ws}", "--n", "5", "--overlap", "9"], "cannot exceed --n"),
+        (["cases", "show", "c-none", "--db", "{ws}"], "no case 'c-none'"),
+        (["cases", "list", "--db", "{ws}", "--subset", "nope"], "no subset named 'nope'"),
+        (["cases", "extract", "{bundle}", "--db", "{ws}", "--k", "0"], "k must be at least 1"),
+        (["cases", "extract", "{bundle}", "--db", "{ws}", "--runs", "zz"], "unknown run(s) zz"),
+    ],
+)
+def test_in_process_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], fragment: str
+) -> None:
+    from tiap.cases.workspace import Workspace
+    from tiap.traces.samples import sample_bundle_path
+
+    ws = tmp_path / "w.sqlite"
+    Workspace(ws).close()
+    filled = [a.format(ws=ws, bundle=sample_bundle_path()) for a in args]
+    with pytest.raises(SystemExit) as info:
+        main(filled)
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith("tiap: error: ")
+    assert fragment in err
