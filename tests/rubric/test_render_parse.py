@@ -155,3 +155,17 @@ def test_labels_are_checked_against_the_given_rubric() -> None:
     reply = '{"label": "not relevant"}'
     assert parse_judgment(load_rubric("qrels-relevance"), reply).label == "not_relevant"
     assert parse_judgment(load_rubric(), reply).reason == "label_outside_rubric: not relevant"
+
+
+def test_sample_bundle_injection_stays_inside_its_fence(sample_bundle_dir) -> None:
+    from tiap.cases.extract import find_contested
+    from tiap.traces import read_bundle
+
+    cases, _ = find_contested(read_bundle(sample_bundle_dir))
+    (case,) = [c for c in cases if INJECTION in c.memory_text]
+    system, user = render_messages(load_rubric(), case.prompt_fields())
+    assert INJECTION not in system["content"]
+    assert user["content"].count(INJECTION) == 1
+    assert INJECTION in block(user["content"], "memory")
+    for name in ("question", "answer", "category", "evidence", "rank"):
+        assert INJECTION not in block(user["content"], name)
