@@ -297,7 +297,13 @@ class Workspace:
             for rec in records:
                 data = rec.model_dump()
                 data["created_at"] = data["created_at"] or created
-                cur = conn.execute(sql, [data[c] for c in _LABEL_COLUMNS])
+                try:
+                    cur = conn.execute(sql, [data[c] for c in _LABEL_COLUMNS])
+                except sqlite3.IntegrityError:
+                    raise TiapError(
+                        f"{self.path}: cannot label case '{rec.case_id}': no such case "
+                        "in the workspace"
+                    ) from None
                 ids.append(int(cur.lastrowid) if cur.rowcount else -1)
         return ids
 
