@@ -83,6 +83,7 @@ def _reporter(quiet: bool) -> Reporter:
                 TimeElapsedColumn(),
                 console=err,
                 transient=True,
+                disable=not err.is_terminal,
             ) as progress:
                 task = progress.add_task(description, total=total)
                 yield lambda n: progress.advance(task, n)

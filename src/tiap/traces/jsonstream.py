@@ -122,9 +122,9 @@ def iter_json_list(path: str | Path, info: StreamInfo | None = None) -> Iterator
                 try:
                     value, end = decoder.raw_decode(r.buf, r.pos)
                 except json.JSONDecodeError as exc:
+                    line = start_line + r.buf.count("\n", r.pos, exc.pos)
                     if r.more(p):
                         continue
-                    line = start_line + r.buf.count("\n", r.pos, exc.pos)
                     raise InputError(p, f"malformed JSON ({exc.msg})", line) from None
                 if end == len(r.buf) and r.more(p):
                     continue  # a number may continue in the next chunk: decode again

@@ -335,10 +335,7 @@ class _Sample:
                         self.log.add("observation_split", mid, conversation_id=self.cid, value=ids)
                     parts = [p for s in strings for p in s.split(",")]
                     links = self.resolve(mid, parts, OBSERVATION_RULES)
-                    if not links:
-                        self.log.add(
-                            "observation_unresolved", mid, conversation_id=self.cid, value=ids
-                        )
+                    if not links:  # every id was logged as observation_unresolved
                         continue
                     mems.append(
                         Memory(

@@ -14,8 +14,8 @@ offline and compared. For one turn it
    the listener's; relative day words get the session's date in brackets
    (``yesterday`` -> ``yesterday (7 May 2023)``);
 4. dates each fact: ``On 8 May 2023, Caroline went to ...``, or
-   ``On 8 May 2023, Caroline said: ...`` when the clause does not name the
-   speaker; a shared image becomes ``Caroline shared an image: CAPTION``;
+   ``On 8 May 2023, Caroline said: ...`` when the resolved clause does not start
+   with the speaker's name; a shared image becomes ``Caroline shared an image: CAPTION``;
 5. keeps the ``N`` most informative facts (most content words, then numbers,
    then earliest), in the order they were said.
 

