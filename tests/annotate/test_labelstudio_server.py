@@ -1,0 +1,280 @@
+"""The Label Studio round-trip against a real server (started by ``.ci/labelstudio``).
+
+Environment: ``TIAP_TEST_LABEL_STUDIO_URL`` and ``TIAP_TEST_LABEL_STUDIO_TOKEN`` (the
+admin's legacy token). A second annotator signs up in the tests through the
+organisation's invite link and makes a personal access token, so both token
+kinds and two annotators are exercised.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+from annotate_support import judge_label, make_case, make_workspace
+
+from tiap.annotate.labelstudio import connect, label_config, pull, push
+from tiap.cases.workspace import Workspace
+from tiap.cli import main
+from tiap.errors import TiapError
+
+pytestmark = pytest.mark.labelstudio
+
+URL = os.environ.get("TIAP_TEST_LABEL_STUDIO_URL", "").rstrip("/")
+ADMIN_TOKEN = os.environ.get("TIAP_TEST_LABEL_STUDIO_TOKEN", "")
+
+if not URL or not ADMIN_TOKEN:
+    pytest.skip(
+        "no Label Studio server: set TIAP_TEST_LABEL_STUDIO_URL and "
+        "TIAP_TEST_LABEL_STUDIO_TOKEN (.ci/labelstudio start DIR writes them to "
+        "DIR/labelstudio.env)",
+        allow_module_level=True,
+    )
+
+
+@dataclass(frozen=True)
+class Annotator:
+    email: str
+    user_id: int
+    legacy_token: str
+    personal_token: str
+
+
+@pytest.fixture(scope="module")
+def reviewer() -> Annotator:
+    """A second user: signs up with the organisation's invite link, then takes its
+    legacy token and creates a personal access token (JWT refresh token)."""
+    admin = {"Authorization": f"Token {ADMIN_TOKEN}"}
+    invite = httpx.get(f"{URL}/api/invite", headers=admin, timeout=30).json()["invite_url"]
+    email = f"reviewer-{uuid.uuid4().hex[:8]}@example.com"
+    with httpx.Client(base_url=URL, timeout=30) as web:
+        web.get(invite)  # sets the CSRF cookie
+        signup = web.post(
+            invite,
+            data={
+                "email": email,
+                "password": secrets.token_urlsafe(16),
+                "csrfmiddlewaretoken": web.cookies["csrftoken"],
+            },
+            headers={"Referer": f"{URL}{invite}"},
+        )
+        assert signup.status_code == 302, signup.text[:500]
+        me = web.get("/api/current-user/whoami").json()
+        assert me["email"] == email
+        legacy = web.get("/api/current-user/token").json()["token"]
+        pat = web.post(
+            "/api/token/",
+            headers={"X-CSRFToken": web.cookies["csrftoken"], "Referer": f"{URL}/"},
+        )
+        assert pat.status_code == 201, pat.text[:500]
+    return Annotator(email, me["id"], legacy, pat.json()["token"])
+
+
+@pytest.fixture
+def title() -> str:
+    return f"tiap test {uuid.uuid4().hex[:10]}"
+
+
+def _tasks(conn, project_id: int) -> dict[str, int]:
+    return {t.data["case_id"]: t.id for t in conn.client.tasks.list(project=project_id)}
+
+
+def _run(args: list[str]) -> int:
+    """Run the ``tiap`` command in process; its exit status."""
+    try:
+        main(args)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    return 0
+
+
+def _choice(label: str) -> list[dict]:
+    return [
+        {
+            "from_name": "label",
+            "to_name": "memory",
+            "type": "choices",
+            "value": {"choices": [label]},
+        }
+    ]
+
+
+def test_personal_access_token_and_legacy_token_both_work(reviewer: Annotator) -> None:
+    assert connect(URL, api_key=reviewer.personal_token).user_email == reviewer.email
+    assert connect(URL, api_key=reviewer.legacy_token).user_email == reviewer.email
+    assert connect(URL, api_key=ADMIN_TOKEN).user_email != reviewer.email
+
+
+def test_rejected_token_is_one_line_without_the_token() -> None:
+    bad = "0123456789abcdef-not-a-token"
+    with pytest.raises(TiapError, match="rejected the API token") as err:
+        connect(URL, api_key=bad)
+    assert bad not in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_push_creates_project_then_adds_only_new_cases(tmp_path: Path, rubric, title) -> None:
+    db = make_workspace(tmp_path / "w.sqlite", 6)
+    conn = connect(URL, api_key=ADMIN_TOKEN)
+    with Workspace(db) as ws:
+        first = push(ws, conn, rubric, title=title, subset="val")
+        assert (first.created, first.tasks_added, first.tasks_present) == (True, 6, 0)
+        project = conn.client.projects.get(first.project_id)
+        assert project.label_config == label_config(rubric)
+        assert "does_not_support" in (project.expert_instruction or "")
+        again = push(ws, conn, rubric, title=title, subset="val")
+        assert (again.created, again.tasks_added, again.tasks_present) == (False, 0, 6)
+        ws.add_cases([make_case(6), make_case(7)])
+        ws.save_subset("val", [f"c{i:04d}" for i in range(8)], replace=True)
+        more = push(ws, conn, rubric, title=title, subset="val")
+        assert (more.tasks_added, more.tasks_present) == (2, 6)
+    tasks = list(conn.client.tasks.list(project=first.project_id))
+    assert sorted(t.data["case_id"] for t in tasks) == [f"c{i:04d}" for i in range(8)]
+    assert tasks[0].data["memory"]  # the case's text travels with the task
+    assert conn.client.predictions.list(project=first.project_id) == []  # blind by default
+
+
+def test_push_with_predictions(tmp_path: Path, rubric, title) -> None:
+    db = make_workspace(tmp_path / "w.sqlite", 3)
+    conn = connect(URL, api_key=ADMIN_TOKEN)
+    with Workspace(db) as ws:
+        ws.add_labels(
+            [
+                judge_label("c0000", "judge-a", "partial"),
+                judge_label("c0000", "judge-b", "supports"),
+                judge_label("c0001", "judge-a", None, "not_json"),  # abstention: none
+            ]
+        )
+        res = push(ws, conn, rubric, title=title, subset="val", with_predictions=True)
+        assert res.predictions_added == 2
+        ws.add_label(judge_label("c0002", "judge-a", "does_not_support"))
+        res2 = push(ws, conn, rubric, title=title, subset="val", with_predictions=True)
+        assert (res2.tasks_added, res2.predictions_added) == (0, 1)
+        res3 = push(ws, conn, rubric, title=title, subset="val", with_predictions=True)
+        assert res3.predictions_added == 0
+    by_task = {v: k for k, v in _tasks(conn, res.project_id).items()}
+    got = sorted(
+        (by_task[p.task], p.model_version, p.result[0]["value"]["choices"][0])
+        for p in conn.client.predictions.list(project=res.project_id)
+    )
+    assert got == [
+        ("c0000", "judge-a", "partial"),
+        ("c0000", "judge-b", "supports"),
+        ("c0002", "judge-a", "does_not_support"),
+    ]
+
+
+def test_two_annotators_pull_idempotent_update_delete(
+    tmp_path: Path, rubric, title, reviewer: Annotator
+) -> None:
+    db = make_workspace(tmp_path / "w.sqlite", 4)
+    admin = connect(URL, api_key=ADMIN_TOKEN)
+    other = connect(URL, api_key=reviewer.personal_token)
+    with Workspace(db) as ws:
+        pushed = push(ws, admin, rubric, title=title, subset="val")
+    tasks = _tasks(admin, pushed.project_id)
+    ann = admin.client.annotations
+    a0 = ann.create(id=tasks["c0000"], result=_choice("supports"))
+    ann.create(id=tasks["c0001"], result=_choice("partial"))
+    ann.create(id=tasks["c0002"], result=[], was_cancelled=True)  # skipped: not a label
+    other.client.annotations.create(id=tasks["c0000"], result=_choice("partial"))
+    b1 = other.client.annotations.create(id=tasks["c0001"], result=_choice("partial"))
+    other.client.annotations.create(id=tasks["c0003"], result=[])  # no choice
+    admin_email = admin.user_email
+
+    with Workspace(db) as ws:
+        res = pull(ws, other, rubric, title=title, subset="val")  # pulled with a PAT
+        assert (res.annotations, res.labels_added, res.skipped, res.empty) == (6, 4, 1, 1)
+        assert res.raters == {admin_email: 2, reviewer.email: 2}
+        latest = {(r.case_id, r.rater): r.label for r in ws.latest_labels(rater_kind="human")}
+        assert latest == {
+            ("c0000", admin_email): "supports",
+            ("c0001", admin_email): "partial",
+            ("c0000", reviewer.email): "partial",
+            ("c0001", reviewer.email): "partial",
+        }
+        rec = ws.latest_labels(raters=[admin_email])[0]
+        assert (rec.rater_kind, rec.origin, rec.rubric_hash) == (
+            "human",
+            "labelstudio",
+            rubric.content_hash,
+        )
+        rows = ws.conn.execute("SELECT COUNT(*) FROM labels").fetchone()[0]
+
+        again = pull(ws, admin, rubric, title=title, subset="val")
+        assert (again.labels_added, again.labels_present, again.retracted) == (0, 4, 0)
+        assert ws.conn.execute("SELECT COUNT(*) FROM labels").fetchone()[0] == rows
+
+        ann.update(id=a0.id, result=_choice("does_not_support"))  # an edit: one new row
+        other.client.annotations.delete(id=b1.id)  # a deletion: the label is withdrawn
+        third = pull(ws, admin, rubric, title=title, subset="val")
+        assert (third.labels_added, third.retracted) == (1, 1)
+        latest = {(r.case_id, r.rater): r.label for r in ws.latest_labels(rater_kind="human")}
+        assert latest[("c0000", admin_email)] == "does_not_support"
+        assert ("c0001", reviewer.email) not in latest
+        assert [r.label for r in ws.label_history("c0000", admin_email)] == [
+            "supports",
+            "does_not_support",
+        ]
+        fourth = pull(ws, admin, rubric, title=title, subset="val")
+        assert (fourth.labels_added, fourth.retracted) == (0, 0)
+
+    mapped_db = make_workspace(tmp_path / "mapped.sqlite", 4)
+    with Workspace(mapped_db) as ws:
+        mapping = {admin_email: "alice", str(reviewer.user_id): "bob"}
+        res = pull(ws, admin, rubric, title=title, subset="val", rater_map=mapping)
+        assert res.raters == {"alice": 2, "bob": 1}
+        assert ws.raters("human") == ["alice", "bob"]
+
+
+def test_mismatched_project_and_missing_project(tmp_path: Path, rubric, title) -> None:
+    conn = connect(URL, api_key=ADMIN_TOKEN)
+    conn.client.projects.create(
+        title=title,
+        label_config=(
+            '<View><Text name="memory" value="$memory"/><Choices name="rel" toName="memory">'
+            '<Choice value="yes"/><Choice value="no"/></Choices></View>'
+        ),
+    )
+    db = make_workspace(tmp_path / "w.sqlite", 2)
+    with Workspace(db) as ws:
+        with pytest.raises(TiapError, match="does not match rubric 'contested-credit'"):
+            push(ws, conn, rubric, title=title)
+        with pytest.raises(TiapError, match="does not match rubric"):
+            pull(ws, conn, rubric, title=title)
+        with pytest.raises(TiapError, match="no project titled"):
+            pull(ws, conn, rubric, title=title + " absent")
+
+
+def test_cli_round_trip_keeps_the_token_out_of_workspace_and_output(
+    tmp_path: Path, title, monkeypatch, capsys
+) -> None:
+    db = make_workspace(tmp_path / "w.sqlite", 3)
+    monkeypatch.setenv("LABEL_STUDIO_API_KEY", ADMIN_TOKEN)
+    base = ["--db", str(db), "--url", URL, "--project", title, "--subset", "val"]
+    assert _run(["annotate", "labelstudio", "push", *base]) == 0
+    out = capsys.readouterr().out
+    assert f"project '{title}'" in out
+    assert "3 tasks added" in out
+    conn = connect(URL, api_key=ADMIN_TOKEN)
+    project = next(p for p in conn.client.projects.list(title=title) if p.title == title)
+    task = _tasks(conn, project.id)["c0001"]
+    conn.client.annotations.create(id=task, result=_choice("supports"))
+    mapping = f"{conn.user_email}=ann"
+    assert _run(["annotate", "labelstudio", "pull", *base, "--rater-map", mapping, "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert (summary["labels_added"], summary["raters"]) == (1, {"ann": 1})
+    monkeypatch.setenv("LABEL_STUDIO_API_KEY", "wrong-token-123456")
+    assert _run(["annotate", "labelstudio", "pull", *base]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "rejected the API token" in err
+    assert "wrong-token-123456" not in err
+    for path in tmp_path.iterdir():
+        assert ADMIN_TOKEN.encode() not in path.read_bytes()
