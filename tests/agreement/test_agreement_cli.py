@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from agreement_support import add_labels
+from agreement_support import add_labels, make_case
 
 from tiap.cases.workspace import Workspace
 from tiap.cli import main
@@ -30,6 +30,8 @@ def db(workspace: Workspace) -> Path:
     for j in range(5):
         add_labels(workspace, f"judge-{j}", TRUTH)
     add_labels(workspace, "alice", TRUTH, kind="human")
+    workspace.add_cases([make_case(99)])  # a case nobody labelled
+    workspace.save_subset("empty", ["case-0099"], params={"kind": "validation"})
     return workspace.path
 
 
@@ -112,7 +114,7 @@ def test_labels_file(tmp_path: Path, capsys) -> None:
         ([], "give exactly one of --db WORKSPACE or --labels FILE"),
         (["--db", "DB", "--labels", "LABELS"], "give exactly one of"),
         (["--labels", "LABELS", "--subset", "validation"], "--subset needs --db"),
-        (["--db", "DB", "--subset", "nope"], "no subset named 'nope' (known: validation)"),
+        (["--db", "DB", "--subset", "nope"], "no subset named 'nope' (known: empty, validation)"),
         (
             ["--labels", "LABELS", "--rubric", "contested-credit"],
             "bad.csv:3: label 'maybe' is not in rubric",
@@ -120,6 +122,10 @@ def test_labels_file(tmp_path: Path, capsys) -> None:
         (["--db", "MISSING"], "workspace not found"),
         (["--db", "DB", "--raters", " , "], "--raters: give one or more rater names"),
         (["--db", "DB", "--reference", "zed"], "unknown rater 'zed'"),
+        (
+            ["--db", "DB", "--subset", "empty"],
+            "no raters: no rater has labels on the cases in scope",
+        ),
     ],
 )
 def test_errors_are_one_line(

@@ -6,9 +6,11 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import re
 from collections import Counter
 from html.parser import HTMLParser
 from pathlib import Path
+from xml.etree import ElementTree
 
 import krippendorff
 import numpy as np
@@ -108,8 +110,10 @@ def filled(tmp_path: Path) -> tuple[Workspace, dict]:
 def test_figures_match_the_libraries(filled: tuple[Workspace, dict], rubric: Rubric) -> None:
     ws, exp = filled
     ids = ws.case_ids(subset="validation")
-    rep = compute_report(labels_from_workspace(ws, subset="validation"), rubric, resamples=0)
+    table = labels_from_workspace(ws, subset="validation")
+    assert compute_report(table, rubric, resamples=0).included_raters == JUDGES  # the default
     raters = [*JUDGES, "alice"]
+    rep = compute_report(table, rubric, raters=raters, resamples=0)
     assert rep.included_raters == raters
     assert rep.n_cases == len(ids)
     bins = ["relevant", "not_relevant"]
@@ -302,7 +306,9 @@ def test_reference_policies(workspace: Workspace, rubric: Rubric) -> None:
     rep_b = compute_report(t, rubric, reference="bob", resamples=0)
     assert rep_b.vs_reference.reference is not None
     assert rep_b.vs_reference.reference.n_cases == 5
-    assert [v.rater for v in rep_b.vs_reference.raters] == ["judge", "alice"]
+    assert [v.rater for v in rep_b.vs_reference.raters] == ["judge"]
+    with_alice = compute_report(t, rubric, reference="bob", raters=["judge", "alice"], resamples=0)
+    assert [v.rater for v in with_alice.vs_reference.raters] == ["judge", "alice"]
     # judge vs bob on cases 0-4: s s p d p vs s s d d p -> 4 of 5
     assert rep_b.vs_reference.raters[0].labels.accuracy.value == pytest.approx(0.8)
 
@@ -387,7 +393,10 @@ def test_html_is_self_contained_and_escaped(tmp_path: Path) -> None:
     tags.feed(html)
     assert tags.names.isdisjoint({"script", "link", "img", "iframe", "object", "embed"})
     assert not tags.urls
-    assert html.count("<svg ") >= 2
+    svgs = re.findall(r"<svg .*?</svg>", html, flags=re.DOTALL)
+    assert len(svgs) >= 2
+    for fragment in svgs:  # each figure is well-formed XML
+        assert ElementTree.fromstring(fragment).tag == "{http://www.w3.org/2000/svg}svg"
     assert "svg" in tags.names
     assert "@import" not in html
     assert "url(" not in html

@@ -84,7 +84,8 @@ def compute_report(
     min_fleiss: float = DEFAULT_MIN_FLEISS,
     min_judge_kappa: float = DEFAULT_MIN_JUDGE_KAPPA,
 ) -> AgreementReport:
-    """Every agreement figure over ``raters`` (default: all but ``adjudicated``).
+    """Every agreement figure over ``raters`` (default: the judges; without
+    judges, every rater but ``adjudicated``).
 
     ``reference``: see :mod:`tiap.agreement.reference`; ``voters`` and
     ``quorum``: see :mod:`tiap.agreement.votes`. Bootstrap intervals resample
@@ -177,7 +178,12 @@ def compute_report(
         vs_reference=vs_ref,
         gate=gate,
         bootstrap=BootstrapInfo(resamples=resamples, seed=seed, confidence=CONFIDENCE),
-        notes=_notes(table, rubric, included, scales, ref),
+        notes=_notes(table, rubric, included, scales, ref)
+        + (
+            [f"quorum {q} exceeds the {len(vote_raters)} voters: no case can have a majority"]
+            if q > len(vote_raters)
+            else []
+        ),
     )
 
 

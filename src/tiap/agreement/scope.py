@@ -29,8 +29,12 @@ def categories_for(
 
 
 def default_included(table: LabelTable) -> list[str]:
-    """Every rater except ``adjudicated`` (which only resolves disagreements)."""
-    return [r for r in table.rater_names if r != ADJUDICATED]
+    """The judges (raters of kind ``judge``) when there are any, as in the paper's
+    figures (and so that a report over every case is not cut down to the few
+    cases people labelled); otherwise every rater except ``adjudicated``, which
+    only resolves disagreements. Human raters are the reference either way."""
+    judges = table.raters_of_kind("judge")
+    return judges or [r for r in table.rater_names if r != ADJUDICATED]
 
 
 def resolve_raters(table: LabelTable, raters: Sequence[str] | None, what: str) -> list[str]:
@@ -43,5 +47,5 @@ def resolve_raters(table: LabelTable, raters: Sequence[str] | None, what: str) -
             table.rater(name)
         chosen = [r for r in table.rater_names if r in set(wanted)]
     if not chosen:
-        raise TiapError(f"no {what}: the labels have no rater to include")
+        raise TiapError(f"no {what}: no rater has labels on the cases in scope")
     return chosen

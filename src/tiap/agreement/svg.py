@@ -54,6 +54,7 @@ def stacked_bars(
         body.append(f'<rect x="{x:.1f}" y="4" width="12" height="12" fill="{colors[i]}"/>')
         body.append(_text(x + 16, 14, seg))
         x += 24 + 7.5 * len(seg)
+    legend_end = x
     for r, (name, counts) in enumerate(rows):
         y = legend_h + r * (bar_h + gap)
         body.append(_text(left - 8, y + 13, _trim(name), "end", name))
@@ -70,7 +71,7 @@ def stacked_bars(
             )
             x += w
         body.append(_text(left + bar_w + 6, y + 13, f"n={total}"))
-    return _svg(left + bar_w + 60, height, body, title)
+    return _svg(max(left + bar_w + 60, legend_end), height, body, title)
 
 
 def kappa_color(value: float | None) -> str:
@@ -112,7 +113,7 @@ def heatmap(names: Sequence[str], values: dict[tuple[str, str], float | None], t
             )
             if shown:
                 body.append(_text(x + cell / 2, y + cell / 2 + 4, shown, "middle"))
-    return _svg(left + n * cell + 10, top + n * cell + 10, body, title)
+    return _svg(left + n * cell + 90, top + n * cell + 10, body, title)
 
 
 def confusion(matrix: Sequence[Sequence[int]], labels: Sequence[str], title: str) -> str:

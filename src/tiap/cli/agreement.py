@@ -50,7 +50,10 @@ def report(
         "overridden by rater 'adjudicated'.",
     ),
     raters: str | None = typer.Option(
-        None, "--raters", help="Comma-separated raters to include (default: all but adjudicated)."
+        None,
+        "--raters",
+        help="Comma-separated raters to include (default: the judges; without judges, "
+        "every rater but adjudicated).",
     ),
     quorum: int | None = typer.Option(
         None, "--quorum", min=1, help="Minimum valid votes for a majority (default: voters//2+1)."
