@@ -1,1 +1,43 @@
-"""Rescoring core: scoring targets, metrics@k, shared subsets, bootstrap, flips, reports."""
+"""Rescoring core: scoring targets, metrics@k, shared subsets, bootstrap, flips, reports.
+
+The public API is loaded on first use (``from tiap.rescore import rescore_bundle``)
+so that importing the package stays cheap:
+
+- :func:`rescore_bundle`, :class:`RescoreResult`, :func:`write_outputs`,
+  :func:`rescore_path` (:mod:`tiap.rescore.api`);
+- :func:`parse_measure`, :func:`parse_measures`, :class:`Measure`
+  (:mod:`tiap.rescore.metrics`);
+- :func:`first_hit_rank`, :func:`first_occurrences` (:mod:`tiap.rescore.ranking`);
+- :func:`paired_bootstrap` (:mod:`tiap.rescore.bootstrap`);
+- :func:`target_sets`, :func:`register_target` (:mod:`tiap.rescore.targets`).
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+_EXPORTS = {
+    "rescore_bundle": "tiap.rescore.api",
+    "rescore_path": "tiap.rescore.api",
+    "write_outputs": "tiap.rescore.api",
+    "RescoreResult": "tiap.rescore.api",
+    "RescoreReport": "tiap.rescore.report_models",
+    "parse_measure": "tiap.rescore.metrics",
+    "parse_measures": "tiap.rescore.metrics",
+    "Measure": "tiap.rescore.metrics",
+    "first_hit_rank": "tiap.rescore.ranking",
+    "first_occurrences": "tiap.rescore.ranking",
+    "paired_bootstrap": "tiap.rescore.bootstrap",
+    "target_sets": "tiap.rescore.targets",
+    "register_target": "tiap.rescore.targets",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tiap.rescore' has no attribute '{name}'")
+    return getattr(import_module(module), name)

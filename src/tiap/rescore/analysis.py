@@ -1,0 +1,177 @@
+"""Assemble the rescoring report from a :class:`~tiap.rescore.scores.ScoreTable`."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from tiap.rescore import compare, sensitivity
+from tiap.rescore.bootstrap import BootstrapBatch
+from tiap.rescore.common import NO_CATEGORY, Settings, rnd
+from tiap.rescore.report_models import (
+    Headline,
+    HeadlineDesign,
+    HeadlineFlip,
+    Parameters,
+    RescoreReport,
+    RunReport,
+    Warnings,
+)
+from tiap.rescore.scores import ScoreTable
+from tiap.rescore.targets import get_target
+from tiap.traces.bundle import Bundle
+
+#: Most bundle warnings quoted in the report (all are counted).
+MAX_WARNINGS_LISTED = 100
+
+
+def conventions(settings: Settings) -> dict[str, str]:
+    """The conventions the figures follow, as quoted in report.json and report.md."""
+    pct = f"{settings.confidence:.0%}"
+    return {
+        "relevance": "binary: gain 1 for every member of the target, 0 otherwise",
+        "targets": "; ".join(f"{t}: {get_target(t).description}" for t in settings.targets),
+        "ranking": (
+            "the order given in the run; a memory listed again later counts once, at its "
+            "first rank (later copies are dropped and the ranks close up); a query missing "
+            "from a run has an empty ranking (every measure 0)"
+        ),
+        "measures": (
+            "trec_eval conventions (equal to pytrec_eval): ndcg@k = ndcg_cut.k (log2 discount, "
+            "ideal ranking cut at k); recall@k = recall.k; p@k = P.k (divides by k); "
+            "map@k = map_cut.k (divides by the target size); mrr@k = recip_rank of the run cut "
+            "at k; hit@k = success.k"
+        ),
+        "empty_target": (
+            "a query whose target is empty is excluded from that target's means and "
+            "comparisons (counted in 'exclusions'); its per_query.csv rows have "
+            "target_size 0 and empty measure cells"
+        ),
+        "shared_subset": (
+            "target pairs: queries where both targets are non-empty for the run; run pairs: "
+            "queries where the target is non-empty for both runs; design families: queries "
+            "where the target is non-empty for every run of the family"
+        ),
+        "differences": (
+            "target pair B-A is B minus A per query; run pair is run_a minus run_b; paired "
+            f"bootstrap {pct} percentile interval, {settings.resamples} resamples, seed "
+            f"{settings.seed}, each comparison resampled from the same seed"
+        ),
+        "instability": (
+            f"share of shared queries whose value changes by more than "
+            f"{settings.change_tolerance:g}, and by at least {settings.large_change:g}"
+        ),
+        "confound": (
+            "Pearson r (two-sided p) between |B|-|A| and the B-A shift over (query, run) "
+            "pairs; one_added: mean shift and one-sample t test where |B|-|A| = 1"
+        ),
+        "k_sensitivity": "relative shift = (mean B - mean A) / mean A on the shared subset",
+        "winner_flip": (
+            "the run_a-run_b difference is positive under one target and negative under "
+            "another; significant when both intervals exclude 0"
+        ),
+        "design": (
+            "runs equal in every setting (store config, run config, retriever) but one key; "
+            "the winner is the setting with the highest mean"
+        ),
+    }
+
+
+def _headline(report_runs: dict[str, RunReport], parts: dict, settings: Settings) -> Headline:
+    m = str(settings.primary)
+    pooled = parts["pooled"]
+    flips = [
+        HeadlineFlip(run_a=p.run_a, run_b=p.run_b, winners=p.winner[m])
+        for p in parts["run_pairs"]
+        if p.winner_flip[m]
+    ]
+    return Headline(
+        measure=m,
+        instability={name: pair.instability[m].overall for name, pair in pooled.items()},
+        differences={
+            run: {name: pair.difference[m] for name, pair in rr.pairs.items()}
+            for run, rr in report_runs.items()
+        },
+        winner_flips=flips,
+        n_winner_flips_all_measures=sum(sum(p.winner_flip.values()) for p in parts["run_pairs"]),
+        design=[
+            HeadlineDesign(
+                key=f.key,
+                fixed=f.fixed,
+                winner={t: w[m] for t, w in f.winner.items()},
+                winner_flip=f.winner_flip[m],
+            )
+            for f in parts["design"]
+        ],
+    )
+
+
+def _relative(message: str, bundle: Bundle) -> str:
+    if bundle.root is None:
+        return message
+    prefix = f"{bundle.root}/"
+    return message[len(prefix) :] if message.startswith(prefix) else message
+
+
+def build_report(bundle: Bundle, table: ScoreTable, settings: Settings) -> RescoreReport:
+    """Every figure of the rescoring report (bootstraps included)."""
+    batch = BootstrapBatch(
+        resamples=settings.resamples, seed=settings.seed, confidence=settings.confidence
+    )
+    sensitivity.plan_bootstrap(table, batch)
+    compare.plan_bootstrap(table, batch)
+    batch.compute()
+
+    runs: dict[str, RunReport] = {}
+    for run, scores in table.runs.items():
+        rc = bundle.config.runs[run]
+        runs[run] = RunReport(
+            run=run,
+            store=scores.store,
+            retriever=rc.retriever,
+            settings=compare.run_settings(bundle, run),
+            n_queries=len(table.query_ids),
+            n_missing_queries=int((~scores.present).sum()),
+            n_rankings_with_repeats=int((scores.repeats > 0).sum()),
+            n_repeated_memories=int(scores.repeats.sum()),
+            targets=sensitivity.target_summaries(scores, settings),
+            shared_all=sensitivity.shared_all(scores, settings),
+            pairs=sensitivity.run_pairs_report(table, run, batch, settings),
+        )
+    parts = {
+        "pooled": sensitivity.pooled_report(table, settings),
+        "run_pairs": compare.run_pair_reports(table, batch, settings),
+        "design": compare.design_reports(bundle, table, settings),
+    }
+    warnings = [_relative(w, bundle) for w in bundle.warnings]
+    categories = Counter(NO_CATEGORY if c is None else c for c in table.categories)
+    return RescoreReport(
+        dataset=bundle.config.dataset,
+        bundle_name=bundle.config.name,
+        n_queries=len(table.query_ids),
+        categories=dict(sorted(categories.items())) if any(table.categories) else {},
+        parameters=Parameters(
+            ks=sorted({m.k for m in settings.measures}),
+            measures=settings.names,
+            primary_measure=str(settings.primary),
+            targets=list(settings.targets),
+            runs=list(table.runs),
+            resamples=settings.resamples,
+            seed=settings.seed,
+            confidence=settings.confidence,
+            change_tolerance=settings.change_tolerance,
+            large_change=settings.large_change,
+        ),
+        conventions=conventions(settings),
+        warnings=Warnings(count=len(warnings), messages=warnings[:MAX_WARNINGS_LISTED]),
+        exclusions={
+            run: {t: s.n_empty_target for t, s in rr.targets.items()} for run, rr in runs.items()
+        },
+        runs=runs,
+        pooled=parts["pooled"],
+        run_pairs=parts["run_pairs"],
+        design=parts["design"],
+        headline=_headline(runs, parts, settings),
+    )
+
+
+__all__ = ["build_report", "conventions", "rnd"]

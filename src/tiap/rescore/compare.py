@@ -1,0 +1,191 @@
+"""Comparisons between runs: paired differences per target, winner flips, and the
+design recommendation for runs that differ in one setting.
+
+For runs A and B and a target, the shared subset is the queries where the
+target is non-empty on both runs' stores; the difference is ``A - B``. A
+*winner flip* is a measure on which A is ahead under one target and behind
+under another; it is *significant* when both of those intervals exclude zero.
+
+A run's *settings* are its store's ``config``, its own ``config`` (which wins)
+and its ``retriever``, from ``bundle.toml``. Runs equal in every setting but
+one key form a *design family*; per target and measure the setting with the
+highest mean over the family's shared queries (target non-empty for every run
+in the family) is the recommended one.
+"""
+
+from __future__ import annotations
+
+import json
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+
+from tiap.rescore.bootstrap import BootstrapBatch
+from tiap.rescore.common import Settings, column_means, intervals
+from tiap.rescore.report_models import (
+    DesignFamily,
+    DesignSetting,
+    RunPair,
+    RunPairTarget,
+)
+from tiap.rescore.scores import ScoreTable
+from tiap.traces.bundle import Bundle
+
+TIE = "tie"
+
+
+def run_settings(bundle: Bundle, run: str) -> dict[str, Any]:
+    """Store config, then run config, then ``retriever`` (later ones win)."""
+    rc = bundle.config.runs[run]
+    store_cfg = bundle.config.stores.get(rc.store)
+    settings: dict[str, Any] = dict(store_cfg.config) if store_cfg else {}
+    settings.update(rc.config)
+    if rc.retriever is not None:
+        settings["retriever"] = rc.retriever
+    return settings
+
+
+def _shared(table: ScoreTable, runs: list[str], target: str) -> np.ndarray:
+    return np.logical_and.reduce([table.runs[r].sizes[target] > 0 for r in runs])
+
+
+def plan_bootstrap(table: ScoreTable, batch: BootstrapBatch) -> None:
+    for a, b in combinations(table.runs, 2):
+        for t in table.targets:
+            batch.add(
+                ("run_pair", a, b, t),
+                _shared(table, [a, b], t),
+                (("values", a, t), table.runs[a].values[t]),
+                (("values", b, t), table.runs[b].values[t]),
+            )
+
+
+def _sign(value: float | None, tol: float) -> int:
+    if value is None or abs(value) <= tol:
+        return 0
+    return 1 if value > 0 else -1
+
+
+def run_pair_reports(table: ScoreTable, batch: BootstrapBatch, settings: Settings) -> list[RunPair]:
+    out = []
+    names = settings.names
+    for a, b in combinations(table.runs, 2):
+        per_target = {}
+        for t in table.targets:
+            mask = _shared(table, [a, b], t)
+            per_target[t] = RunPairTarget(
+                n_shared=int(mask.sum()),
+                means_a=column_means(table.runs[a].values[t][mask], names),
+                means_b=column_means(table.runs[b].values[t][mask], names),
+                difference=intervals(batch[("run_pair", a, b, t)], names),
+            )
+        winner: dict[str, dict[str, str]] = {}
+        flip: dict[str, bool] = {}
+        significant: dict[str, bool] = {}
+        for m in names:
+            signs = {}
+            for t, res in per_target.items():
+                if res.n_shared:
+                    signs[t] = _sign(res.difference[m].mean, settings.change_tolerance)
+            winner[m] = {t: {1: a, -1: b, 0: TIE}[s] for t, s in signs.items()}
+            flip[m] = 1 in signs.values() and -1 in signs.values()
+            above = any(
+                (iv := per_target[t].difference[m]).ci_low is not None and iv.ci_low > 0
+                for t in signs
+            )
+            below = any(
+                (iv := per_target[t].difference[m]).ci_high is not None and iv.ci_high < 0
+                for t in signs
+            )
+            significant[m] = above and below
+        out.append(
+            RunPair(
+                run_a=a,
+                run_b=b,
+                targets=per_target,
+                winner=winner,
+                winner_flip=flip,
+                significant_flip=significant,
+            )
+        )
+    return out
+
+
+def _canon(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def _label(value: Any) -> str:
+    return value if isinstance(value, str) else _canon(value)
+
+
+def _order(value: Any) -> tuple[int, float, str]:
+    if isinstance(value, bool):
+        return (1, float(value), _canon(value))
+    if isinstance(value, int | float):
+        return (0, float(value), _canon(value))
+    return (2, 0.0, _canon(value))
+
+
+def design_families(bundle: Bundle, runs: list[str]) -> list[tuple[str, dict[str, Any], list[str]]]:
+    """``(key, fixed settings, runs ordered by setting)`` for every design family."""
+    settings = {r: run_settings(bundle, r) for r in runs}
+    keys = sorted({k for s in settings.values() for k in s})
+    families = []
+    for key in keys:
+        groups: dict[str, list[str]] = {}
+        for r in runs:
+            if key not in settings[r]:
+                continue
+            rest = {k: v for k, v in settings[r].items() if k != key}
+            groups.setdefault(_canon(rest), []).append(r)
+        for rest_key in sorted(groups):
+            members = groups[rest_key]
+            values = {_canon(settings[r][key]) for r in members}
+            if len(values) < 2:
+                continue
+            ordered = sorted(members, key=lambda r: (_order(settings[r][key]), r))
+            families.append((key, json.loads(rest_key), ordered))
+    return families
+
+
+def design_reports(bundle: Bundle, table: ScoreTable, settings: Settings) -> list[DesignFamily]:
+    out = []
+    names = settings.names
+    for key, fixed, members in design_families(bundle, list(table.runs)):
+        values = {r: run_settings(bundle, r)[key] for r in members}
+        n_shared: dict[str, int] = {}
+        means: dict[str, dict[str, dict[str, float | None]]] = {}
+        winner: dict[str, dict[str, list[str]]] = {}
+        for t in table.targets:
+            mask = _shared(table, members, t)
+            n_shared[t] = int(mask.sum())
+            per_run = {r: column_means(table.runs[r].values[t][mask], names) for r in members}
+            means[t] = {m: {r: per_run[r][m] for r in members} for m in names}
+            winner[t] = {}
+            for m in names:
+                scored = {r: v for r, v in means[t][m].items() if v is not None}
+                if not scored:
+                    winner[t][m] = []
+                    continue
+                best = max(scored.values())
+                tops = [r for r, v in scored.items() if v >= best - settings.change_tolerance]
+                winner[t][m] = list(dict.fromkeys(_label(values[r]) for r in tops))
+        flip = {
+            m: len({tuple(winner[t][m]) for t in table.targets if winner[t][m]}) > 1 for m in names
+        }
+        out.append(
+            DesignFamily(
+                key=key,
+                fixed=fixed,
+                settings=[
+                    DesignSetting(run=r, value=values[r], label=_label(values[r])) for r in members
+                ],
+                n_shared=n_shared,
+                means=means,
+                winner=winner,
+                winner_flip=flip,
+            )
+        )
+    return out

@@ -1,0 +1,224 @@
+"""The rescoring report (``report.json``) as pydantic models.
+
+Keys are stable; floats are rounded to 10 decimals and undefined values are
+``null``. Target pairs are named ``B-A`` (``canonical-raw`` is Canonical minus
+Raw); run pairs list ``run_a`` and ``run_b`` and their difference is
+``run_a - run_b``. Measures are named ``family@k`` (``ndcg@10``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Float = float | None
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Interval(_Model):
+    """A paired mean difference with its bootstrap percentile interval."""
+
+    n: int
+    mean: Float
+    ci_low: Float
+    ci_high: Float
+
+
+class Share(_Model):
+    """How many shared queries changed between two targets, and by at least the threshold."""
+
+    n: int
+    n_changed: int
+    share_changed: Float
+    n_large: int
+    share_large: Float
+
+
+class Instability(_Model):
+    overall: Share
+    by_category: dict[str, Share] = Field(default_factory=dict)
+
+
+class KShift(_Model):
+    """B - A on the shared subset at one cut-off; ``relative_shift`` = shift / mean_a."""
+
+    measure: str
+    k: int
+    mean_a: Float
+    mean_b: Float
+    shift: Float
+    relative_shift: Float
+
+
+class TargetSummary(_Model):
+    """A target's own query set: queries with a non-empty target."""
+
+    n_evaluated: int
+    n_empty_target: int
+    mean_target_size: Float
+    means: dict[str, Float]
+
+
+class SharedAll(_Model):
+    """Means on the queries where every analysed target is non-empty."""
+
+    n: int
+    means: dict[str, dict[str, Float]]
+
+
+class TargetPair(_Model):
+    """Two targets on one run, over their shared subset (both non-empty)."""
+
+    a: str
+    b: str
+    n_shared: int
+    means_a: dict[str, Float]
+    means_b: dict[str, Float]
+    difference: dict[str, Interval]
+    instability: dict[str, Instability]
+    k_sensitivity: dict[str, list[KShift]]
+
+
+class RunReport(_Model):
+    run: str
+    store: str
+    retriever: str | None
+    settings: dict[str, Any]
+    n_queries: int
+    n_missing_queries: int
+    n_rankings_with_repeats: int
+    n_repeated_memories: int
+    targets: dict[str, TargetSummary]
+    shared_all: SharedAll
+    pairs: dict[str, TargetPair]
+
+
+class OneAdded(_Model):
+    """Shift on the (query, run) pairs where target B has exactly one more memory than A."""
+
+    n: int
+    mean_shift: Float
+    t: Float
+    p_value: Float
+
+
+class Confound(_Model):
+    """Pearson r between |B| - |A| and the B - A shift over (query, run) pairs."""
+
+    n: int
+    pearson_r: Float
+    p_value: Float
+    r_squared: Float
+    one_added: OneAdded
+
+
+class PooledPair(_Model):
+    """A target pair over every (query, run) pair of the analysed runs."""
+
+    a: str
+    b: str
+    n: int
+    means_a: dict[str, Float]
+    means_b: dict[str, Float]
+    instability: dict[str, Instability]
+    confound: dict[str, Confound]
+    k_sensitivity: dict[str, list[KShift]]
+
+
+class RunPairTarget(_Model):
+    n_shared: int
+    means_a: dict[str, Float]
+    means_b: dict[str, Float]
+    difference: dict[str, Interval]
+
+
+class RunPair(_Model):
+    """Two runs compared under each target; ``winner`` is a run name or ``tie``."""
+
+    run_a: str
+    run_b: str
+    targets: dict[str, RunPairTarget]
+    winner: dict[str, dict[str, str]]
+    winner_flip: dict[str, bool]
+    significant_flip: dict[str, bool]
+
+
+class DesignSetting(_Model):
+    run: str
+    value: Any
+    label: str
+
+
+class DesignFamily(_Model):
+    """Runs equal in every setting but ``key``: the winning setting per target and measure."""
+
+    key: str
+    fixed: dict[str, Any]
+    settings: list[DesignSetting]
+    n_shared: dict[str, int]
+    means: dict[str, dict[str, dict[str, Float]]]
+    winner: dict[str, dict[str, list[str]]]
+    winner_flip: dict[str, bool]
+
+
+class Parameters(_Model):
+    ks: list[int]
+    measures: list[str]
+    primary_measure: str
+    targets: list[str]
+    runs: list[str]
+    resamples: int
+    seed: int
+    confidence: float
+    change_tolerance: float
+    large_change: float
+
+
+class Warnings(_Model):
+    count: int
+    messages: list[str]
+
+
+class HeadlineFlip(_Model):
+    run_a: str
+    run_b: str
+    winners: dict[str, str]
+
+
+class HeadlineDesign(_Model):
+    key: str
+    fixed: dict[str, Any]
+    winner: dict[str, list[str]]
+    winner_flip: bool
+
+
+class Headline(_Model):
+    """The figures an audit quotes, on the primary measure."""
+
+    measure: str
+    instability: dict[str, Share]
+    differences: dict[str, dict[str, Interval]]
+    winner_flips: list[HeadlineFlip]
+    n_winner_flips_all_measures: int
+    design: list[HeadlineDesign]
+
+
+class RescoreReport(_Model):
+    schema_version: int = 1
+    dataset: str
+    bundle_name: str | None
+    n_queries: int
+    categories: dict[str, int]
+    parameters: Parameters
+    conventions: dict[str, str]
+    warnings: Warnings
+    exclusions: dict[str, dict[str, int]]
+    runs: dict[str, RunReport]
+    pooled: dict[str, PooledPair]
+    run_pairs: list[RunPair]
+    design: list[DesignFamily]
+    headline: Headline
