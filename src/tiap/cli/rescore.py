@@ -1,9 +1,143 @@
-"""`tiap rescore`."""
+"""`tiap rescore`: score a bundle's runs under each target and report the target sensitivity."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 import typer
+
+if TYPE_CHECKING:
+    from tiap.rescore.report_models import RescoreReport
+
+#: Bundle warnings printed on the terminal (all are counted in report.json).
+SHOWN_WARNINGS = 5
+
+
+def _names(value: str | None) -> list[str] | None:
+    if value is None:
+        return None
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def _fmt(value: float | None) -> str:
+    return "–" if value is None else f"{value:.4f}"
+
+
+def _signed(value: float | None) -> str:
+    return "–" if value is None else f"{value:+.4f}"
+
+
+def _print_summary(report: RescoreReport, paths: dict[str, Path]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(highlight=False)
+    m = report.parameters.primary_measure
+    targets = report.parameters.targets
+    means = Table(title=f"{report.dataset}: mean {m} (each target on its own queries)")
+    means.add_column("run")
+    for t in targets:
+        means.add_column(t, justify="right")
+        means.add_column("n", justify="right", style="dim")
+    for run, rr in report.runs.items():
+        cells = []
+        for t in targets:
+            cells += [_fmt(rr.targets[t].means[m]), str(rr.targets[t].n_evaluated)]
+        means.add_row(run, *cells)
+    console.print(means)
+
+    diffs = Table(title=f"paired Δ {m} on shared queries (95% CI)")
+    for col in ("run", "pair", "n"):
+        diffs.add_column(col, justify="right" if col == "n" else "left")
+    diffs.add_column("Δ", justify="right")
+    diffs.add_column("95% CI", justify="right")
+    for run, rr in report.runs.items():
+        for name, pair in rr.pairs.items():
+            iv = pair.difference[m]
+            ci = "–" if iv.ci_low is None else f"[{iv.ci_low:+.4f}, {iv.ci_high:+.4f}]"
+            diffs.add_row(run, name, str(pair.n_shared), _signed(iv.mean), ci)
+    console.print(diffs)
+
+    for name, share in report.headline.instability.items():
+        if share.share_changed is not None and share.share_large is not None:
+            console.print(
+                f"{name}: {m} changes for {share.share_changed:.1%} of {share.n} shared "
+                f"(query, run) pairs (by ≥ {report.parameters.large_change:g}: "
+                f"{share.share_large:.1%})"
+            )
+    console.print(
+        f"winner flips on {m}: {len(report.headline.winner_flips)} of "
+        f"{len(report.run_pairs)} run pairs "
+        f"({report.headline.n_winner_flips_all_measures} over all measures)"
+    )
+    for family in report.headline.design:
+        winners = ", ".join(f"{t}: {'/'.join(w) or '–'}" for t, w in family.winner.items())
+        console.print(f"best {family.key} on {m}: {winners}")
+    excluded = sum(sum(v.values()) for v in report.exclusions.values())
+    if excluded:
+        console.print(
+            f"excluded: {excluded} (run, target, query) with an empty target (see report.md)"
+        )
+    if report.warnings.count:
+        console.print(f"bundle warnings: {report.warnings.count} (listed in report.json)")
+    for key in ("per_query", "report_json", "report_md"):
+        console.print(f"wrote {paths[key]}", soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:
     """Add the ``rescore`` command to ``app``."""
+
+    @app.command("rescore")
+    def rescore(
+        bundle: Path = typer.Argument(..., help="Trace bundle directory."),
+        out: Path = typer.Option(..., "--out", "-o", help="Output directory (created if needed)."),
+        k: str = typer.Option("10,60", "--k", help="Cut-offs, comma-separated."),
+        metrics: str | None = typer.Option(
+            None,
+            "--metrics",
+            help="Measures: families expanded over --k (ndcg,recall,mrr,map,p,hit) and/or "
+            "NAME@K. Default: all six families.",
+        ),
+        resamples: int = typer.Option(3000, "--resamples", help="Bootstrap resamples."),
+        seed: int = typer.Option(1337, "--seed", help="Bootstrap seed."),
+        runs: str | None = typer.Option(
+            None, "--runs", help="Only these runs (comma-separated). Default: every run."
+        ),
+        primary: str | None = typer.Option(
+            None,
+            "--primary",
+            help="Measure the summary and headline quote (default: nDCG at the bundle's k).",
+        ),
+    ) -> None:
+        """Rescore saved rankings under the Raw, Source and Canonical targets.
+
+        Writes per_query.csv, report.json and report.md to --out.
+        """
+        from tiap.rescore.api import rescore_bundle, write_outputs
+        from tiap.rescore.metrics import parse_measure, parse_measures
+        from tiap.traces.bundle import read_bundle
+
+        parse_measures(metrics, k)  # bad options fail before a large bundle is read
+        if primary is not None:
+            parse_measure(primary)
+        loaded = read_bundle(bundle)
+        result = rescore_bundle(
+            loaded,
+            ks=k,
+            metrics=metrics,
+            runs=_names(runs),
+            resamples=resamples,
+            seed=seed,
+            primary=primary,
+        )
+        for w in result.report.warnings.messages[:SHOWN_WARNINGS]:
+            typer.echo(f"warning: {w}", err=True)
+        if result.report.warnings.count > SHOWN_WARNINGS:
+            typer.echo(
+                f"warning: {result.report.warnings.count - SHOWN_WARNINGS} more warnings "
+                "(listed in report.json)",
+                err=True,
+            )
+        paths = write_outputs(result, out)
+        _print_summary(result.report, paths)

@@ -61,6 +61,13 @@ def rnd(value: float | np.floating | None) -> Float:
     return 0.0 if r == 0 else r
 
 
+def rnd_sig(value: float | None, digits: int = 10) -> Float:
+    """Like :func:`rnd` but keeps ``digits`` significant digits (for p-values)."""
+    if value is None or not math.isfinite(float(value)):
+        return None
+    return float(f"{float(value):.{digits}g}")
+
+
 def target_pairs(targets: tuple[str, ...]) -> list[tuple[str, str, str]]:
     """``(name, a, b)`` for every pair of targets in order; the difference is ``b - a``."""
     return [(f"{b}-{a}", a, b) for i, a in enumerate(targets) for b in targets[i + 1 :]]

@@ -21,6 +21,12 @@ def _pct(value: float | None) -> str:
     return DASH if value is None else f"{100 * value:.1f}%"
 
 
+def _p(value: float | None) -> str:
+    if value is None:
+        return DASH
+    return f"{value:.1e}" if value < 1e-4 else f"{value:.4f}"
+
+
 def _ci(iv: Interval) -> str:
     if iv.mean is None:
         return DASH
@@ -196,17 +202,22 @@ def render(report: RescoreReport) -> str:
         [
             rp.run_a,
             rp.run_b,
-            m,
-            "yes" if rp.significant_flip[m] else "no",
-            ", ".join(f"{t}: {w}" for t, w in rp.winner[m].items()),
+            ("yes (significant)" if rp.significant_flip[pm] else "yes")
+            if rp.winner_flip[pm]
+            else "no",
+            ", ".join(f"{t}: {w}" for t, w in rp.winner[pm].items()),
+            ", ".join(m for m in p.measures if rp.winner_flip[m]),
         ]
         for rp in report.run_pairs
-        for m in p.measures
-        if rp.winner_flip[m]
+        if any(rp.winner_flip.values())
     ]
     if flips:
-        out += [f"Winner flips ({len(flips)}):", ""]
-        out += table(["run A", "run B", "measure", "significant", "winner per target"], flips)
+        n_flips = sum(sum(rp.winner_flip.values()) for rp in report.run_pairs)
+        out += [f"Winner flips ({n_flips} over all run pairs and measures):", ""]
+        out += table(
+            ["run A", "run B", f"flip on {pm}", f"winner on {pm} per target", "measures that flip"],
+            flips,
+        )
     else:
         out += ["No winner flips.", ""]
 

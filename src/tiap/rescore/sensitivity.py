@@ -20,6 +20,7 @@ from tiap.rescore.common import (
     instability,
     intervals,
     rnd,
+    rnd_sig,
     target_pairs,
 )
 from tiap.rescore.report_models import (
@@ -156,10 +157,10 @@ def confound(size_diff: np.ndarray, shift: np.ndarray) -> Confound:
     return Confound(
         n=corr.n,
         pearson_r=rnd(corr.r),
-        p_value=rnd(corr.p_value),
+        p_value=rnd_sig(corr.p_value),
         r_squared=rnd(corr.r_squared),
         one_added=OneAdded(
-            n=one.n, mean_shift=rnd(one.mean), t=rnd(one.t), p_value=rnd(one.p_value)
+            n=one.n, mean_shift=rnd(one.mean), t=rnd(one.t), p_value=rnd_sig(one.p_value)
         ),
     )
 
