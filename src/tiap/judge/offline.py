@@ -1,0 +1,130 @@
+"""tiap's offline judges as an in-process litellm provider (``tiap-offline/NAME``).
+
+Registered with ``litellm.custom_provider_map``, so a call to
+``tiap-offline/answer-containment`` goes through exactly the path a hosted
+model's call takes (litellm, retries, the ``model_calls`` cache, parsing,
+storage); it just never leaves the process. The provider reads the rubric's
+labels from the request's ``response_format`` schema (its ``label`` enum), or,
+without one, from the ``- name: definition`` lines of the system prompt, and
+answers with the JSON reply a judge would give.
+
+Judges: the deterministic baselines of :mod:`tiap.judge.baselines` (not LLMs)
+and ``smollm2-135m``, a real but weak local LLM (:mod:`tiap.judge.local_llm`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from typing import Any
+
+from tiap.judge.baselines import BASELINES
+from tiap.judge.baselines import judge as baseline_judge
+from tiap.judge.panel import OFFLINE_PROVIDER
+
+LOCAL_LLM_MODELS = frozenset({"smollm2-135m"})
+_LABEL_LINE = re.compile(r"^- ([a-z][a-z0-9_]*): ", re.MULTILINE)
+
+
+def offline_name(model: str) -> str:
+    return model.split("/", 1)[1] if model.startswith(OFFLINE_PROVIDER + "/") else model
+
+
+def is_local_llm(model: str) -> bool:
+    return offline_name(model) in LOCAL_LLM_MODELS
+
+
+def known_models() -> list[str]:
+    return sorted([*BASELINES, *LOCAL_LLM_MODELS])
+
+
+def rubric_labels(messages: list[dict[str, Any]], response_format: Any) -> list[str]:
+    """The rubric's labels, most supportive first, from the request."""
+    if isinstance(response_format, dict):
+        schema = (response_format.get("json_schema") or {}).get("schema") or {}
+        enum = ((schema.get("properties") or {}).get("label") or {}).get("enum")
+        if isinstance(enum, list) and all(isinstance(x, str) for x in enum) and len(enum) >= 2:
+            return list(enum)
+    system = next((str(m.get("content", "")) for m in messages if m.get("role") == "system"), "")
+    return _LABEL_LINE.findall(system)
+
+
+def prompt_text(messages: list[dict[str, Any]]) -> str:
+    return "\n".join(str(m.get("content", "")) for m in messages if m.get("role") == "user")
+
+
+def respond(name: str, messages: list[dict[str, Any]], labels: list[str]) -> str:
+    """The reply text of baseline ``name``: a JSON judgment, or a declining sentence."""
+    if len(labels) < 2:
+        return "I cannot judge: the request does not name the rubric's labels."
+    label, why = baseline_judge(name, prompt_text(messages), labels)
+    if label is None:
+        return f"I cannot judge this case: {why}."
+    return json.dumps({"rationale": why, "label": label})
+
+
+async def respond_local_llm(
+    messages: list[dict[str, Any]], labels: list[str]
+) -> tuple[str, int, int]:
+    from tiap.judge.local_llm import likelihood_judge
+
+    if len(labels) < 2:
+        return "I cannot judge: the request does not name the rubric's labels.", 0, 0
+    clean = [{"role": str(m["role"]), "content": str(m.get("content", ""))} for m in messages]
+    scored = await asyncio.to_thread(likelihood_judge().score, clean, labels)
+    ranked = ", ".join(f"{k} {v:.2f}" for k, v in scored.logprobs.items())
+    why = f"SmolLM2-135M (weak local LLM), label by likelihood; log-probabilities: {ranked}"
+    reply = json.dumps({"rationale": why, "label": scored.label})
+    return reply, scored.prompt_tokens, scored.completion_tokens
+
+
+def make_provider(litellm: Any) -> Any:
+    """An instance of the provider class (a ``litellm.CustomLLM``)."""
+
+    class OfflineJudges(litellm.CustomLLM):  # type: ignore[misc,name-defined]
+        async def _reply(self, model: str, messages: list, optional_params: dict) -> Any:
+            name = offline_name(model)
+            labels = rubric_labels(messages, (optional_params or {}).get("response_format"))
+            if name in BASELINES:
+                text, pin, pout = respond(name, messages, labels), 0, 0
+            elif name in LOCAL_LLM_MODELS:
+                text, pin, pout = await respond_local_llm(messages, labels)
+            else:
+                raise litellm.BadRequestError(
+                    message=f"unknown offline judge '{name}' (known: {', '.join(known_models())})",
+                    model=model,
+                    llm_provider=OFFLINE_PROVIDER,
+                )
+            return litellm.ModelResponse(
+                model=f"{OFFLINE_PROVIDER}/{name}",
+                choices=[
+                    litellm.Choices(
+                        index=0,
+                        finish_reason="stop",
+                        message=litellm.Message(role="assistant", content=text),
+                    )
+                ],
+                usage=litellm.Usage(
+                    prompt_tokens=pin, completion_tokens=pout, total_tokens=pin + pout
+                ),
+            )
+
+        async def acompletion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> Any:
+            return await self._reply(model, messages, kwargs.get("optional_params") or {})
+
+        def completion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> Any:
+            return asyncio.run(self._reply(model, messages, kwargs.get("optional_params") or {}))
+
+    return OfflineJudges()
+
+
+def register(litellm: Any) -> None:
+    """Add the provider to ``litellm.custom_provider_map`` (once per process)."""
+    current = list(getattr(litellm, "custom_provider_map", None) or [])
+    if any(entry.get("provider") == OFFLINE_PROVIDER for entry in current):
+        return
+    litellm.custom_provider_map = [
+        *current,
+        {"provider": OFFLINE_PROVIDER, "custom_handler": make_provider(litellm)},
+    ]

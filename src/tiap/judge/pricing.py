@@ -1,0 +1,72 @@
+"""Token prices per judge, for cost estimates and the ``--max-cost`` budget.
+
+A judge's prices come from its panel entry (``input_cost_per_mtok``,
+``output_cost_per_mtok``), else from litellm's bundled price table (read as a
+file, without importing litellm), else they are unknown. tiap's offline judges
+cost nothing. The cost *recorded* for a call is litellm's own figure when it
+has one (e.g. the cost OpenRouter reports), else tokens times these prices.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from tiap.judge.panel import JudgeSpec
+
+_TABLE = "model_prices_and_context_window_backup.json"
+
+
+@dataclass(frozen=True)
+class Price:
+    """US dollars per token."""
+
+    input: float
+    output: float
+
+    def cost(self, input_tokens: int, output_tokens: int) -> float:
+        return input_tokens * self.input + output_tokens * self.output
+
+
+@cache
+def _litellm_table() -> dict[str, Any]:
+    spec = importlib.util.find_spec("litellm")
+    if spec is None or not spec.submodule_search_locations:
+        return {}
+    path = Path(next(iter(spec.submodule_search_locations))) / _TABLE
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def _candidates(model: str) -> list[str]:
+    parts = model.split("/")
+    return ["/".join(parts[i:]) for i in range(len(parts))]
+
+
+def table_price(model: str) -> Price | None:
+    """The price litellm's table lists for ``model`` (trying it without its
+    provider prefixes too), or None."""
+    table = _litellm_table()
+    for key in _candidates(model):
+        entry = table.get(key)
+        if not isinstance(entry, dict):
+            continue
+        cin, cout = entry.get("input_cost_per_token"), entry.get("output_cost_per_token")
+        if isinstance(cin, int | float) and isinstance(cout, int | float):
+            return Price(float(cin), float(cout))
+    return None
+
+
+def judge_price(judge: JudgeSpec) -> Price | None:
+    """The judge's price: panel entry, else offline (free), else litellm's table."""
+    if judge.input_cost_per_mtok is not None and judge.output_cost_per_mtok is not None:
+        return Price(judge.input_cost_per_mtok / 1e6, judge.output_cost_per_mtok / 1e6)
+    if judge.offline:
+        return Price(0.0, 0.0)
+    return table_price(judge.model)

@@ -1,0 +1,50 @@
+"""A progress bar per judge (rich), on stderr."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class RichProgress:
+    """Use as a context manager around a run; implements the runner's reporter."""
+
+    def __init__(self, *, enabled: bool = True) -> None:
+        self.enabled = enabled
+        self._progress: Any = None
+        self._tasks: dict[str, Any] = {}
+
+    def __enter__(self) -> RichProgress:
+        if self.enabled:
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+
+            self._progress = Progress(
+                TextColumn("[bold]{task.description}", justify="left"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                TimeRemainingColumn(),
+                console=Console(stderr=True),
+                transient=False,
+            )
+            self._progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+    def start(self, judge: str, total: int) -> None:
+        if self._progress is not None:
+            self._tasks[judge] = self._progress.add_task(judge, total=max(total, 0))
+
+    def advance(self, judge: str, n: int = 1) -> None:
+        if self._progress is not None and n:
+            self._progress.advance(self._tasks[judge], n)

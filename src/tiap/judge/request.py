@@ -1,0 +1,94 @@
+"""What is sent to a model, and the cache key of it.
+
+The request of one (case, judge) is a plain dict holding everything that can
+change the reply: model, api_base, messages, temperature, max_tokens, the
+response format (as a JSON-schema dict), seed and any extra litellm parameters.
+It never holds the API key. Its hash is the ``model_calls`` cache key:
+
+    sha256( canonical_json(request without messages) + "\\n" + canonical_json(messages) )
+
+where canonical JSON has sorted keys, no spaces and keeps non-ASCII text as is.
+The two halves are serialised separately so a run hashes each case's messages
+once, however many judges it has.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from tiap.judge.panel import JudgeSpec, Panel
+from tiap.rubric import Rubric
+
+
+def canonical_json(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def response_format(rubric: Rubric, judge: JudgeSpec) -> dict[str, Any] | None:
+    """The ``response_format`` argument for a judge: the rubric's output schema."""
+    if judge.response_format == "none":
+        return None
+    if judge.response_format == "json_object":
+        return {"type": "json_object"}
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": "Judgment", "strict": True, "schema": rubric.output_schema()},
+    }
+
+
+def judge_settings(panel: Panel, judge: JudgeSpec, rubric: Rubric) -> dict[str, Any]:
+    """The request fields other than the messages (the same for every case)."""
+    return {
+        "model": judge.model,
+        "api_base": judge.api_base,
+        "temperature": panel.temperature,
+        "max_tokens": panel.max_tokens,
+        "response_format": response_format(rubric, judge),
+        "seed": panel.seed,
+        "params": dict(judge.params),
+    }
+
+
+def request_hash(settings_json: str, messages_json: str) -> str:
+    """The cache key from the two canonical halves (see the module docstring)."""
+    h = hashlib.sha256(settings_json.encode("utf-8"))
+    h.update(b"\n")
+    h.update(messages_json.encode("utf-8"))
+    return h.hexdigest()
+
+
+def full_request(settings: dict[str, Any], messages: list[dict[str, str]]) -> dict[str, Any]:
+    """The stored request (``model_calls.request_json``): settings plus messages."""
+    return {**settings, "messages": messages}
+
+
+def litellm_kwargs(
+    settings: dict[str, Any], messages: list[dict[str, str]], timeout_s: float
+) -> dict[str, Any]:
+    """Keyword arguments for ``litellm.acompletion`` (the key is added by the caller)."""
+    kwargs: dict[str, Any] = {
+        "model": settings["model"],
+        "messages": messages,
+        "temperature": settings["temperature"],
+        "max_tokens": settings["max_tokens"],
+        "timeout": timeout_s,
+        "max_retries": 0,
+        **settings["params"],
+    }
+    if settings["api_base"] is not None:
+        kwargs["api_base"] = settings["api_base"]
+    if settings["response_format"] is not None:
+        kwargs["response_format"] = settings["response_format"]
+    if settings["seed"] is not None:
+        kwargs["seed"] = settings["seed"]
+    return kwargs
+
+
+def estimate_tokens(messages: list[dict[str, str]]) -> tuple[int, int]:
+    """(typical, upper) prompt-token estimates without a tokenizer: about four
+    characters per token for English text, and three as a safe upper bound."""
+    chars = sum(len(m.get("content") or "") for m in messages)
+    overhead = 8 * len(messages) + 8
+    return chars // 4 + overhead, -(-chars // 3) + overhead
