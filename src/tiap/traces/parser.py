@@ -234,13 +234,14 @@ def parse_turns(turns: Iterable[Turn], densities: Iterable[int]) -> ParseResult:
         for n in wanted:
             for j, fact in enumerate(select_facts(facts, n), start=1):
                 out[n].append(
-                    Memory(
+                    Memory.model_construct(  # built here from checked parts: skip validation
                         memory_id=f"{turn.unit_id}#p{n}.{j}",
                         text=fact.text,
                         source_ids=[turn.source_id],
                         raw=False,
                         canonical=True,
                         conversation_id=turn.conversation_id,
+                        metadata={},
                     )
                 )
     return ParseResult(out, empty)

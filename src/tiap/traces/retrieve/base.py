@@ -95,9 +95,17 @@ def top_k(
 ) -> list[tuple[np.ndarray, np.ndarray]]:
     """Per row: (column positions, rounded scores) of the k best, ties by column order."""
     rounded = np.round(scores.astype(np.float64), digits) + 0.0  # + 0.0 turns -0.0 into 0.0
-    order = np.argsort(-rounded, axis=1, kind="stable")[:, :k]
+    n_cols = rounded.shape[1]
     out = []
-    for row, cols in zip(rounded, order, strict=True):
+    if n_cols > 4 * k:
+        # k-th best value per row; every column at least that good is a candidate (ties too)
+        kth = -np.partition(-rounded, k - 1, axis=1)[:, k - 1]
+    for r, row in enumerate(rounded):
+        if n_cols > 4 * k:
+            cand = np.flatnonzero(row >= kth[r])
+            cols = cand[np.lexsort((cand, -row[cand]))][:k]
+        else:
+            cols = np.argsort(-row, kind="stable")[:k]
         vals = row[cols]
         if drop_nonpositive:
             keep = vals > 0
@@ -127,6 +135,7 @@ def rank_store(
     for g in groups:
         t0 = time.perf_counter()
         docs = [memories[i].text for i in g.memories]
+        ids = [memories[i].memory_id for i in g.memories]
         index = retriever.index(docs) if docs else None
         t1 = time.perf_counter()
         timings.index += t1 - t0
@@ -142,7 +151,7 @@ def rank_store(
             for j, (cols, vals) in zip(block, ranked, strict=True):
                 entries[j] = RunEntry(
                     query_id=queries[j].query_id,
-                    ranking=[memories[g.memories[c]].memory_id for c in cols.tolist()],
+                    ranking=[ids[c] for c in cols.tolist()],
                     scores=vals.tolist(),
                 )
             advance(len(block))
