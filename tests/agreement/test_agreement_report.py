@@ -203,6 +203,11 @@ def test_figures_match_the_libraries(filled: tuple[Workspace, dict], rubric: Rub
         )
         assert g.labels.n == len(ds_ids)
 
+    frame = rep.prevalence_frame("dataset")
+    assert list(frame["dataset"]) == ["locomo", "longmemeval"]
+    assert frame["supports"].sum() == rep.majority.labels.counts["supports"]
+    assert list(frame["supports_share"]) == [rep.supported_share_by("dataset")[d] for d in by]
+
     # per-rater distributions: retracted and absent labels are missing
     alice = next(x for x in rep.raters if x.name == "alice")
     assert alice.n_valid == sum(1 for v in exp["alice"].values() if v)

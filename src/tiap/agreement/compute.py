@@ -178,12 +178,7 @@ def compute_report(
         vs_reference=vs_ref,
         gate=gate,
         bootstrap=BootstrapInfo(resamples=resamples, seed=seed, confidence=CONFIDENCE),
-        notes=_notes(table, rubric, included, scales, ref)
-        + (
-            [f"quorum {q} exceeds the {len(vote_raters)} voters: no case can have a majority"]
-            if q > len(vote_raters)
-            else []
-        ),
+        notes=_notes(table, rubric, included, scales, ref, (q, len(vote_raters))),
     )
 
 
@@ -368,8 +363,12 @@ def _notes(
     included: list[str],
     scales: list[_Scale],
     ref: Reference | None,
+    quorum_voters: tuple[int, int],
 ) -> list[str]:
     notes = []
+    quorum, n_voters = quorum_voters
+    if quorum > n_voters:
+        notes.append(f"quorum {quorum} exceeds the {n_voters} voters: no case can have a majority")
     lab = scales[0]
     for r in included:
         if not (lab.column(r) >= 0).any():

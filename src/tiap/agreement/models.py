@@ -5,9 +5,14 @@ Undefined figures are ``None`` (JSON ``null``) with a ``reason``, never NaN.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from tiap.errors import TiapError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class _Model(BaseModel):
@@ -211,6 +216,27 @@ class AgreementReport(_Model):
         groups: dict[str, PrevalenceGroup] = getattr(self.prevalence, f"by_{by}")
         first = self.labels[0] if self.labels else None
         return {k: g.labels.shares.get(first) if first else None for k, g in groups.items()}
+
+    def prevalence_frame(
+        self, by: Literal["dataset", "run", "category"], *, binary: bool = False
+    ) -> pd.DataFrame:
+        """One row per stratum value: n, decided, ties, no_majority, no_quorum, then
+        the count and share (among decided cases) of each majority label."""
+        import pandas as pd
+
+        groups: dict[str, PrevalenceGroup] = getattr(self.prevalence, f"by_{by}")
+        rows = []
+        for value, g in groups.items():
+            d = g.binary if binary else g.labels
+            if d is None:
+                raise TiapError("this report has no binary collapse")
+            row: dict[str, object] = {by: value, "n": d.n, "decided": d.decided}
+            row.update(ties=d.ties, no_majority=d.no_majority, no_quorum=d.no_quorum)
+            for label, count in d.counts.items():
+                row[label] = count
+                row[f"{label}_share"] = d.shares[label]
+            rows.append(row)
+        return pd.DataFrame(rows)
 
     def to_json_dict(self) -> dict:
         return self.model_dump(mode="json")
