@@ -26,10 +26,15 @@ def litellm_module() -> Any:
     """litellm, imported and set up once per process."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import logging
+
     import litellm
 
     from tiap.judge import offline
 
+    # litellm's own warnings (e.g. its logging worker changing event loop) are noise
+    # here: tiap reports every failure itself, with secrets scrubbed.
+    logging.getLogger("LiteLLM").setLevel(logging.ERROR)
     litellm.suppress_debug_info = True
     litellm.telemetry = False
     litellm.cache = None

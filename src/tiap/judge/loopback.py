@@ -146,6 +146,60 @@ def _usage(body: dict[str, Any], content: str) -> dict[str, int]:
     }
 
 
+def _reply(request: Any, seen: SeenRequest, behaviour: Behaviour) -> Any:
+    from aiohttp import web
+
+    content = behaviour.content if behaviour.content is not None else '{"label": "supports"}'
+    return web.json_response(
+        {
+            "id": f"chatcmpl-loopback-{seen.index}",
+            "object": "chat.completion",
+            "created": 0,
+            "model": seen.body.get("model", "loopback"),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": _usage(seen.body, content),
+        }
+    )
+
+
+def _status(request: Any, seen: SeenRequest, behaviour: Behaviour) -> Any:
+    from aiohttp import web
+
+    headers = {}
+    if behaviour.retry_after is not None:
+        headers["Retry-After"] = f"{behaviour.retry_after:g}"
+    error = {"message": behaviour.message, "type": "scripted", "code": behaviour.status}
+    return web.json_response({"error": error}, status=behaviour.status, headers=headers)
+
+
+def _reset(request: Any, seen: SeenRequest, behaviour: Behaviour) -> Any:
+    from aiohttp import web
+
+    if request.transport is not None:
+        request.transport.abort()
+    return web.Response(status=200)
+
+
+def _garbage(request: Any, seen: SeenRequest, behaviour: Behaviour) -> Any:
+    from aiohttp import web
+
+    return web.Response(text="{not json", content_type="application/json")
+
+
+_RESPONDERS: dict[str, Callable[[Any, SeenRequest, Behaviour], Any]] = {
+    "reply": _reply,
+    "status": _status,
+    "reset": _reset,
+    "garbage": _garbage,
+}
+
+
 class LoopbackServer:
     """The server, running its own event loop in a daemon thread.
 
@@ -168,6 +222,9 @@ class LoopbackServer:
         self.port = port
         self.key = key
         self.requests: list[SeenRequest] = []
+        #: requests being answered now, and the most there ever were at once.
+        self.in_flight = 0
+        self.max_in_flight = 0
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -194,6 +251,7 @@ class LoopbackServer:
     def reset_log(self) -> None:
         with self._lock:
             self.requests.clear()
+            self.max_in_flight = self.in_flight
 
     async def _handle(self, request: Any) -> Any:
         from aiohttp import web
@@ -212,48 +270,19 @@ class LoopbackServer:
                 time=time.monotonic(),
             )
             self.requests.append(seen)
-        behaviour = self.script.next(key, body)
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            return await self._respond(request, seen, self.script.next(key, body))
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+    async def _respond(self, request: Any, seen: SeenRequest, behaviour: Behaviour) -> Any:
         delay = behaviour.delay_s or self.delay_s
         if delay:
             await asyncio.sleep(delay)
-        if behaviour.kind == "reset":
-            if request.transport is not None:
-                request.transport.abort()
-            raise ConnectionResetError("scripted reset")
-        if behaviour.kind == "garbage":
-            return web.Response(text="{not json", content_type="application/json")
-        if behaviour.kind == "status":
-            headers = {}
-            if behaviour.retry_after is not None:
-                headers["Retry-After"] = f"{behaviour.retry_after:g}"
-            return web.json_response(
-                {
-                    "error": {
-                        "message": behaviour.message,
-                        "type": "scripted",
-                        "code": behaviour.status,
-                    }
-                },
-                status=behaviour.status,
-                headers=headers,
-            )
-        content = behaviour.content if behaviour.content is not None else '{"label": "supports"}'
-        return web.json_response(
-            {
-                "id": f"chatcmpl-loopback-{seen.index}",
-                "object": "chat.completion",
-                "created": 0,
-                "model": body.get("model", "loopback"),
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": {"role": "assistant", "content": content},
-                        "finish_reason": "stop",
-                    }
-                ],
-                "usage": _usage(body, content),
-            }
-        )
+        return _RESPONDERS[behaviour.kind](request, seen, behaviour)
 
     # --------------------------------------------------------------- lifecycle
 

@@ -1,0 +1,196 @@
+"""The model_calls cache and resume: re-runs make no request, a rubric edit changes
+the key, a run killed with SIGKILL is completed without lost, duplicated or
+repeated calls, and the API key never reaches the workspace file."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from judge_support import KEY_ENV, SECRET, TIAP, make_case, rows, tiap_env
+
+from tiap.cases import Workspace
+from tiap.judge import load_panel, run_panel
+from tiap.judge.loopback import LoopbackServer, Script, label_reply
+from tiap.rubric import load_rubric
+
+
+def labels_by_case(db: Path) -> dict[str, tuple[str | None, str]]:
+    return {
+        c: (label, h)
+        for c, label, h in rows(db, "SELECT case_id, label, request_hash FROM labels ORDER BY id")
+    }
+
+
+def alternate(body: dict) -> object:
+    """Label by the case number in the question: even supports, odd partial."""
+    from tiap.judge.loopback import question_key
+
+    number = int(question_key(body).rsplit(" ", 1)[1].rstrip("?"))
+    return label_reply("supports" if number % 2 == 0 else "partial")
+
+
+def test_rerun_makes_no_request_and_cache_answers_without_labels(
+    make_workspace, write_panel, key_env
+) -> None:
+    db = make_workspace(6)
+    with LoopbackServer(Script(default=alternate)) as server:
+        panel = load_panel(write_panel(server.url))
+        rubric = load_rubric()
+        with Workspace(db) as ws:
+            first = run_panel(ws, panel, rubric, subset="val")
+        assert server.count == 6
+        before = labels_by_case(db)
+
+        # 1) labels exist: every pair is skipped
+        with Workspace(db) as ws:
+            again = run_panel(ws, panel, rubric, subset="val")
+        assert server.count == 6
+        assert again.judges[0].already_labelled == 6
+        assert again.calls == 0
+        assert rows(db, "SELECT COUNT(*) FROM labels")[0][0] == 6
+
+        # 2) labels removed, model_calls kept: answered from the cache, no request
+        conn_rows = rows(db, "SELECT COUNT(*) FROM model_calls")[0][0]
+        with Workspace(db) as ws:
+            ws.conn.execute("DELETE FROM labels")
+            cached = run_panel(ws, panel, rubric, subset="val")
+        assert server.count == 6
+        assert cached.cache_hits == 6
+        assert cached.calls == 0
+        assert labels_by_case(db) == before
+        assert rows(db, "SELECT COUNT(*) FROM model_calls")[0][0] == conn_rows
+    assert first.valid == cached.valid == 6
+    assert {c: lab for c, (lab, _) in before.items()} == {
+        f"c{i:04d}": "supports" if i % 2 == 0 else "partial" for i in range(6)
+    }
+
+
+def test_editing_the_rubric_changes_the_cache_key(
+    make_workspace, loopback: LoopbackServer, write_panel, key_env, tmp_path: Path
+) -> None:
+    db = make_workspace(3)
+    panel = load_panel(write_panel(loopback.url))
+    rubric = load_rubric()
+    with Workspace(db) as ws:
+        run_panel(ws, panel, rubric, subset="val")
+    assert loopback.count == 3
+
+    from importlib import resources
+
+    text = (resources.files("tiap.rubric") / "builtin" / "contested-credit.toml").read_text()
+    edited = tmp_path / "edited.toml"
+    edited.write_text(text.replace("by itself contains", "on its own contains"), encoding="utf-8")
+    rubric2 = load_rubric(edited)
+    assert rubric2.content_hash != rubric.content_hash
+    with Workspace(db) as ws:
+        summary = run_panel(ws, panel, rubric2, subset="val")
+    assert loopback.count == 6  # new key: called again
+    assert summary.cache_hits == 0
+    hashes = rows(db, "SELECT rubric_hash, COUNT(DISTINCT request_hash) FROM labels GROUP BY 1")
+    assert sorted(hashes) == sorted([(rubric.content_hash, 3), (rubric2.content_hash, 3)])
+    assert rows(db, "SELECT COUNT(*) FROM model_calls")[0][0] == 6
+
+
+def test_api_key_never_reaches_the_workspace(
+    make_workspace, write_panel, key_env, tmp_path: Path
+) -> None:
+    db = make_workspace(4)
+    # the provider even echoes the key in its reply text
+    script = Script(default=label_reply("supports", rationale=f"saw key {SECRET}"))
+    with LoopbackServer(script) as server:
+        panel = load_panel(write_panel(server.url))
+        with Workspace(db) as ws:
+            run_panel(ws, panel, load_rubric(), subset="val")
+        assert all(r.authorization == f"Bearer {SECRET}" for r in server.requests)
+    files = [f for f in tmp_path.iterdir() if f.name.startswith("ws.db")]
+    assert files
+    for f in files:
+        assert SECRET.encode() not in f.read_bytes(), f.name
+    raws = [r[0] for r in rows(db, "SELECT raw FROM labels")]
+    assert all("[redacted]" in r for r in raws)
+
+
+def _wait_for(predicate, timeout: float, proc: subprocess.Popen) -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return
+        if proc.poll() is not None:
+            _out, err = proc.communicate()
+            pytest.fail(f"judge run ended early ({proc.returncode}): {err[-2000:]}")
+        time.sleep(0.05)
+    pytest.fail("timed out waiting for the judge run")
+
+
+def model_and_question(body: dict) -> str:
+    from tiap.judge.loopback import question_key
+
+    return f"{body.get('model')}|{question_key(body)}"
+
+
+@pytest.mark.slow
+def test_sigkill_mid_run_then_resume_completes_without_repeats(
+    make_workspace, write_panel, key_env, tmp_path: Path
+) -> None:
+    n = 16
+    db = make_workspace(n)
+    models = {"a": "openai/judge-a", "b": "openai/judge-b"}
+    with LoopbackServer(delay_s=0.4, key=model_and_question) as server:
+        panel_path = write_panel(server.url, judges=("a", "b"), model=models, concurrency=2)
+        args = [*TIAP, "judge", "run", "--db", str(db), "--panel", str(panel_path)]
+        args += ["--subset", "val", "--no-progress"]
+        env = tiap_env()
+        env[KEY_ENV] = SECRET
+        proc = subprocess.Popen(
+            args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+
+        def answered() -> int:
+            if not db.exists():
+                return 0
+            return rows(db, "SELECT COUNT(*) FROM labels")[0][0]
+
+        _wait_for(lambda: answered() >= 6, 180, proc)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        assert proc.returncode == -signal.SIGKILL
+
+        done_before = set(rows(db, "SELECT case_id, rater FROM labels"))
+        assert 6 <= len(done_before) < 2 * n
+        # every committed label has its model_calls row (they commit together)
+        orphans = rows(
+            db,
+            "SELECT COUNT(*) FROM labels l LEFT JOIN model_calls m USING (request_hash) "
+            "WHERE m.request_hash IS NULL",
+        )
+        assert orphans == [(0,)]
+        seen_before = server.count
+
+        server.delay_s = 0.0
+        done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+
+    # exactly one label row per (case, judge)
+    per_pair = rows(db, "SELECT case_id, rater, COUNT(*) FROM labels GROUP BY case_id, rater")
+    assert len(per_pair) == 2 * n
+    assert all(count == 1 for _, _, count in per_pair)
+    counts = server.per_key
+    repeated = []
+    for i in range(n):
+        case_id, question = f"c{i:04d}", make_case(i).question
+        for judge, model in models.items():
+            seen = counts[f"{model.split('/', 1)[1]}|{question}"]
+            if (case_id, judge) in done_before:
+                assert seen == 1, (case_id, judge)  # answered before the kill: never again
+            else:
+                assert seen in (1, 2), (case_id, judge)
+                if seen == 2:
+                    repeated.append((case_id, judge))
+    # only the calls in flight at the kill (at most 2 per judge) were sent twice
+    assert len(repeated) <= 4
+    assert len(repeated) == seen_before - len(done_before)
