@@ -213,6 +213,9 @@ def test_bad_parameters_are_user_errors() -> None:
         rescore_bundle(bundle, resamples=0)
     with pytest.raises(TiapError, match="primary measure"):
         rescore_bundle(bundle, ks=(3,), primary="ndcg@5")
+    bundle.runs, bundle.config.runs = {}, {}
+    with pytest.raises(TiapError, match="no runs"):
+        rescore_bundle(bundle)
 
 
 def test_per_query_frame_layout() -> None:

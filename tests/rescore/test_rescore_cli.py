@@ -26,8 +26,8 @@ def bundle_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_bundle(bundle, tmp_path_factory.mktemp("cli") / "bundle")
 
 
-def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": "120"}
+def _run(*args: str, hash_seed: str = "0") -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": "120", "PYTHONHASHSEED": hash_seed}
     return subprocess.run([*CLI, *args], capture_output=True, text=True, env=env, check=False)
 
 
@@ -52,7 +52,10 @@ def test_writes_three_files_byte_identical_and_never_imports_litellm(
     assert "mean ndcg@60" in first.stdout
     assert "warning:" in first.stderr  # repeated memories are reported
 
-    second = _run("rescore", str(bundle_dir), "--out", str(out2), "--resamples", "400")
+    # another string-hash seed: ids are matched on their hashes, the output must not move
+    second = _run(
+        "rescore", str(bundle_dir), "--out", str(out2), "--resamples", "400", hash_seed="4711"
+    )
     assert second.returncode == 0, second.stderr
     for name in ("per_query.csv", "report.json", "report.md"):
         assert (out1 / name).read_bytes() == (out2 / name).read_bytes(), name
@@ -157,3 +160,12 @@ def test_trec_runs_give_the_same_scores(tmp_path: Path) -> None:
     assert (tmp_path / "o1" / "per_query.csv").read_bytes() == (
         tmp_path / "o2" / "per_query.csv"
     ).read_bytes()
+
+
+def test_output_path_that_is_a_file(bundle_dir: Path, tmp_path: Path, capsys) -> None:
+    target = tmp_path / "file.txt"
+    target.write_text("x")
+    with pytest.raises(SystemExit) as exc:
+        main(["rescore", str(bundle_dir), "--out", str(target), "--resamples", "10"])
+    assert exc.value.code == 2
+    assert "not a directory" in capsys.readouterr().err

@@ -153,17 +153,19 @@ def test_parse_measures_expands_families_over_cutoffs() -> None:
 # ------------------------------------------------------------ pytrec_eval check
 
 
-def _pytrec_values(qrels: dict, run: dict, k: int) -> dict[str, dict[str, float]]:
-    """Per query: every tiap family at cut-off k, computed by pytrec_eval."""
-    names = {"ndcg_cut", "recall", "P", "map_cut", "success"}
-    ev = pytrec_eval.RelevanceEvaluator(qrels, {f"{n}.{k}" for n in names})
-    full = ev.evaluate(run)
-    cut = {q: dict(list(docs.items())[:k]) for q, docs in run.items()}
-    rr = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank"}).evaluate(cut)
-    out: dict[str, dict[str, float]] = {}
-    for q, res in full.items():
-        out[q] = {fam: res[pat.format(k=k)] for fam, pat in NATIVE.items()}
-        out[q]["mrr"] = rr[q]["recip_rank"]
+def _pytrec_values(qrels: dict, run: dict, ks: tuple[int, ...]) -> dict:
+    """``(k, query) -> family -> value`` for every tiap family, computed by pytrec_eval."""
+    cutoffs = ",".join(map(str, ks))
+    names = {f"{n}.{cutoffs}" for n in ("ndcg_cut", "recall", "P", "map_cut", "success")}
+    full = pytrec_eval.RelevanceEvaluator(qrels, names).evaluate(run)
+    rr_eval = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank"})
+    out: dict = {}
+    for k in ks:
+        cut = {q: dict(list(docs.items())[:k]) for q, docs in run.items()}
+        rr = rr_eval.evaluate(cut)
+        for q, res in full.items():
+            out[k, q] = {fam: res[pat.format(k=k)] for fam, pat in NATIVE.items()}
+            out[k, q]["mrr"] = rr[q]["recip_rank"]
     return out
 
 
@@ -177,24 +179,22 @@ def _check_against_pytrec(bundle, ks=KS) -> int:
         rankings = bundle.rankings(run)
         # scores strictly decreasing in run order: trec_eval's sort keeps the order
         pyrun = {
-            q: {
-                mid: float(1000 - i) for i, mid in enumerate(first_occurrences(rankings.get(q, [])))
-            }
+            q: {m: float(1000 - i) for i, m in enumerate(first_occurrences(rankings.get(q, [])))}
             for q in table.query_ids
         }
         for target in table.targets:
             qrels = {q: dict.fromkeys(s, 1) for q, s in sets[target].items() if s}
+            ref = _pytrec_values(qrels, pyrun, ks)
             values = scores.values[target]
             for k in ks:
-                ref = _pytrec_values(qrels, pyrun, k)
+                cols = {fam: table.column(f"{fam}@{k}") for fam in (*NATIVE, "mrr")}
                 for qi, q in enumerate(table.query_ids):
-                    for fam in NATIVE.keys() | {"mrr"}:
-                        got = values[qi, table.column(f"{fam}@{k}")]
-                        if q not in qrels:
-                            assert math.isnan(got), (run, target, q, fam, k)
-                            assert q not in ref
-                            continue
-                        assert abs(got - ref[q][fam]) <= 1e-9, (run, target, q, fam, k)
+                    if q not in qrels:
+                        assert np.isnan(values[qi]).all(), (run, target, q)
+                        assert (k, q) not in ref
+                        continue
+                    for fam, col in cols.items():
+                        assert abs(values[qi, col] - ref[k, q][fam]) <= 1e-9, (run, target, q, k)
                         compared += 1
     return compared
 

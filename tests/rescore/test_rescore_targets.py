@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 from rescore_support import make_bundle, mem, random_bundle
 
-from tiap.rescore.lineage import store_targets
+from tiap.errors import TiapError
+from tiap.rescore.ids import IdIndex
+from tiap.rescore.lineage import linked_pairs, store_targets
 from tiap.rescore.ranking import first_hit_rank, first_occurrences, rank_matrix
 from tiap.rescore.targets import TARGETS, Target, register_target, target_sets
 
@@ -74,7 +76,7 @@ def test_first_hit_rank_uses_first_occurrences() -> None:
 
 
 def test_rank_matrix_drops_repeats_and_pads() -> None:
-    index = {m: i for i, m in enumerate("abcdef")}
+    index = IdIndex(list("abcdef"))
     rankings = {"q1": ["a", "b", "a", "c", "b", "d", "e"], "q2": ["f"], "q3": []}
     rm = rank_matrix(rankings, ["q1", "q2", "q3", "q4"], index, depth=4)
     assert rm.index.tolist() == [[0, 1, 2, 3], [5, -1, -1, -1], [-1] * 4, [-1] * 4]
@@ -84,3 +86,30 @@ def test_rank_matrix_drops_repeats_and_pads() -> None:
     rm2 = rank_matrix({"q1": ["a", "b", "c", "a"]}, ["q1"], index, depth=3)
     assert rm2.index.tolist() == [[0, 1, 2]]
     assert np.array_equal(rm2.repeats, [0])
+
+
+class _Colliding(str):
+    """A string whose hash collides with every other one of its kind."""
+
+    __slots__ = ()
+
+    def __hash__(self) -> int:
+        return 7
+
+
+def test_id_index_fast_path_fallback_and_unknown_ids() -> None:
+    idx = IdIndex(["m1", "m2", "m3"], what="memory id")
+    assert idx.positions(["m3", "m1", "m3"]).tolist() == [2, 0, 2]
+    assert idx.positions([]).tolist() == []
+    with pytest.raises(TiapError, match="unknown memory id 'zz'"):
+        idx.positions(["m1", "zz"])
+    colliding = IdIndex([_Colliding("a"), _Colliding("b"), _Colliding("c")])
+    assert colliding.positions([_Colliding("c"), _Colliding("a")]).tolist() == [2, 0]
+
+
+def test_linked_pairs_check_ids_not_only_hashes() -> None:
+    a, b, c = _Colliding("s-a"), _Colliding("s-b"), _Colliding("s-c")
+    qry, mem = linked_pairs([[a], [b, a], [c]], [[a], [c], [b, b]])
+    pairs = sorted(zip(qry.tolist(), mem.tolist(), strict=True))
+    # query 0 cites s-a (memories 0, 1); query 1 cites s-c (memory 2); query 2 cites s-b twice
+    assert pairs == [(0, 0), (0, 1), (1, 2), (2, 1), (2, 1)]

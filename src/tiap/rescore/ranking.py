@@ -14,6 +14,8 @@ from itertools import chain
 
 import numpy as np
 
+from tiap.rescore.ids import IdIndex
+
 
 def first_occurrences(ranking: Iterable[str]) -> list[str]:
     """The ranking with later repeats of a memory removed (order kept)."""
@@ -56,39 +58,36 @@ class RankMatrix:
         return int(self.index.shape[1])
 
 
-def _fill(index: np.ndarray, rows: list[list[str]], memory_index: Mapping[str, int]) -> None:
+def _fill(index: np.ndarray, rows: list[list[str]], memories: IdIndex) -> None:
     """Write ``rows`` (already cut to the depth) into ``index`` (rows of ``-1``)."""
     n, _ = index.shape
     lengths = np.fromiter(map(len, rows), dtype=np.int64, count=n)
-    total = int(lengths.sum())
-    flat = np.fromiter(
-        map(memory_index.__getitem__, chain.from_iterable(rows)), dtype=np.int64, count=total
-    )
+    flat = memories.positions(list(chain.from_iterable(rows)))
     starts = np.cumsum(lengths) - lengths
-    cols = np.arange(total, dtype=np.int64) - np.repeat(starts, lengths)
+    cols = np.arange(flat.size, dtype=np.int64) - np.repeat(starts, lengths)
     index[np.repeat(np.arange(n), lengths), cols] = flat
 
 
 def rank_matrix(
     rankings: Mapping[str, Sequence[str]],
     query_ids: Sequence[str],
-    memory_index: Mapping[str, int],
+    memories: IdIndex,
     depth: int,
 ) -> RankMatrix:
     """Build a :class:`RankMatrix` ``(len(query_ids), depth)`` from ``query_id -> ranking``.
 
-    Every ranked id must be a key of ``memory_index`` (bundle validation
-    guarantees it). Queries missing from ``rankings`` get an empty ranking.
-    Repeats are found with one vectorised test over the top ``depth`` of every
-    ranking; only rankings that have one are rebuilt from their first
-    occurrences (and ``repeats`` counts what was dropped from those).
+    Every ranked id must be one of ``memories`` (bundle validation guarantees
+    it). Queries missing from ``rankings`` get an empty ranking. Repeats are
+    found with one vectorised test over the top ``depth`` of every ranking;
+    only rankings that have one are rebuilt from their first occurrences (and
+    ``repeats`` counts what was dropped from those).
     """
     n = len(query_ids)
     empty: Sequence[str] = ()
     given = [rankings.get(q, empty) for q in query_ids]
     present = np.fromiter((q in rankings for q in query_ids), dtype=bool, count=n)
     index = np.full((n, depth), -1, dtype=np.int64)
-    _fill(index, [list(r[:depth]) for r in given], memory_index)
+    _fill(index, [list(r[:depth]) for r in given], memories)
     ordered = np.sort(index, axis=1)
     repeated = ((ordered[:, 1:] == ordered[:, :-1]) & (ordered[:, 1:] >= 0)).any(axis=1)
     repeats = np.zeros(n, dtype=np.int64)
@@ -96,7 +95,7 @@ def rank_matrix(
     if fix.size:
         firsts = [first_occurrences(given[i]) for i in fix]
         sub = np.full((fix.size, depth), -1, dtype=np.int64)
-        _fill(sub, [r[:depth] for r in firsts], memory_index)
+        _fill(sub, [r[:depth] for r in firsts], memories)
         index[fix] = sub
         repeats[fix] = [len(given[i]) - len(f) for i, f in zip(fix, firsts, strict=True)]
     return RankMatrix(index=index, present=present, repeats=repeats)

@@ -54,6 +54,8 @@ class ScoreTable:
 def select_runs(bundle: Bundle, runs: Sequence[str] | None) -> tuple[str, ...]:
     """The runs to analyse, sorted by name; unknown names raise :class:`TiapError`."""
     known = tuple(bundle.config.runs)
+    if not known:
+        raise TiapError("the bundle has no runs to rescore (declare them in bundle.toml)")
     if runs is None:
         return tuple(sorted(known))
     chosen = [r.strip() for r in runs if r.strip()]
@@ -91,7 +93,7 @@ def score_runs(
         if store not in per_store:
             per_store[store] = store_targets(bundle, store, target_names)
         st = per_store[store]
-        ranks = rank_matrix(bundle.rankings(run), query_ids, st.memory_index, depth)
+        ranks = rank_matrix(bundle.rankings(run), query_ids, st.memories, depth)
         values: dict[str, np.ndarray] = {}
         for t in target_names:
             rel = relevance_matrix(ranks.index, st.keys[t], st.n_memories)
