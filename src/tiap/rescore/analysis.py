@@ -6,13 +6,16 @@ from collections import Counter
 
 from tiap.rescore import compare, sensitivity
 from tiap.rescore.bootstrap import BootstrapBatch
-from tiap.rescore.common import NO_CATEGORY, Settings, rnd
+from tiap.rescore.common import NO_CATEGORY, Settings
 from tiap.rescore.report_models import (
+    DesignFamily,
     Headline,
     HeadlineDesign,
     HeadlineFlip,
     Parameters,
+    PooledPair,
     RescoreReport,
+    RunPair,
     RunReport,
     Warnings,
 )
@@ -76,12 +79,17 @@ def conventions(settings: Settings) -> dict[str, str]:
     }
 
 
-def _headline(report_runs: dict[str, RunReport], parts: dict, settings: Settings) -> Headline:
+def _headline(
+    report_runs: dict[str, RunReport],
+    pooled: dict[str, PooledPair],
+    run_pairs: list[RunPair],
+    design: list[DesignFamily],
+    settings: Settings,
+) -> Headline:
     m = str(settings.primary)
-    pooled = parts["pooled"]
     flips = [
         HeadlineFlip(run_a=p.run_a, run_b=p.run_b, winners=p.winner[m])
-        for p in parts["run_pairs"]
+        for p in run_pairs
         if p.winner_flip[m]
     ]
     return Headline(
@@ -92,7 +100,7 @@ def _headline(report_runs: dict[str, RunReport], parts: dict, settings: Settings
             for run, rr in report_runs.items()
         },
         winner_flips=flips,
-        n_winner_flips_all_measures=sum(sum(p.winner_flip.values()) for p in parts["run_pairs"]),
+        n_winner_flips_all_measures=sum(sum(p.winner_flip.values()) for p in run_pairs),
         design=[
             HeadlineDesign(
                 key=f.key,
@@ -100,7 +108,7 @@ def _headline(report_runs: dict[str, RunReport], parts: dict, settings: Settings
                 winner={t: w[m] for t, w in f.winner.items()},
                 winner_flip=f.winner_flip[m],
             )
-            for f in parts["design"]
+            for f in design
         ],
     )
 
@@ -137,11 +145,9 @@ def build_report(bundle: Bundle, table: ScoreTable, settings: Settings) -> Resco
             shared_all=sensitivity.shared_all(scores, settings),
             pairs=sensitivity.run_pairs_report(table, run, batch, settings),
         )
-    parts = {
-        "pooled": sensitivity.pooled_report(table, settings),
-        "run_pairs": compare.run_pair_reports(table, batch, settings),
-        "design": compare.design_reports(bundle, table, settings),
-    }
+    pooled = sensitivity.pooled_report(table, settings)
+    run_pairs = compare.run_pair_reports(table, batch, settings)
+    design = compare.design_reports(bundle, table, settings)
     warnings = [_relative(w, bundle) for w in bundle.warnings]
     categories = Counter(NO_CATEGORY if c is None else c for c in table.categories)
     return RescoreReport(
@@ -167,11 +173,8 @@ def build_report(bundle: Bundle, table: ScoreTable, settings: Settings) -> Resco
             run: {t: s.n_empty_target for t, s in rr.targets.items()} for run, rr in runs.items()
         },
         runs=runs,
-        pooled=parts["pooled"],
-        run_pairs=parts["run_pairs"],
-        design=parts["design"],
-        headline=_headline(runs, parts, settings),
+        pooled=pooled,
+        run_pairs=run_pairs,
+        design=design,
+        headline=_headline(runs, pooled, run_pairs, design, settings),
     )
-
-
-__all__ = ["build_report", "conventions", "rnd"]

@@ -113,7 +113,7 @@ def run_pair_reports(table: ScoreTable, batch: BootstrapBatch, settings: Setting
 
 
 def _canon(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
 
 
 def _label(value: Any) -> str:
