@@ -140,7 +140,7 @@ def test_external_id_makes_imports_idempotent(ws: Workspace) -> None:
 
 
 def test_label_for_unknown_case_is_refused(ws: Workspace) -> None:
-    with pytest.raises(sqlite3.IntegrityError):
+    with pytest.raises(TiapError, match="cannot label case 'nope': no such case"):
         ws.add_label(make_label("nope", "ann", "supports"))
     assert ws.label_history("nope") == []
 
@@ -172,7 +172,7 @@ def test_transaction_rolls_back_on_error(ws: Workspace) -> None:
 def test_a_failing_batch_leaves_nothing(ws: Workspace) -> None:
     ws.add_cases([make_case("c1")])
     batch = [make_label("c1", "ann", "supports"), make_label("missing", "ann", "partial")]
-    with pytest.raises(sqlite3.IntegrityError):
+    with pytest.raises(TiapError, match="'missing'"):
         ws.add_labels(batch)
     assert ws.label_history("c1") == []
 
