@@ -11,8 +11,8 @@ store) of 60 memories each, then prints:
     recip_rank map_cut.60 P.60 success.60``: building one evaluator per
     (store, target) and evaluating every run) on the same qrels and runs, each
     tool starting from its own input form: pytrec_eval from qrels and run
-    dicts, tiap from target-key arrays and rank matrices (relevance matrices
-    and measures are timed). Goal at most 0.2.
+    dicts, tiap from its linked-pair keys and rank matrices (relevance
+    matrices and measures are timed). Goal at most 0.2.
     ``metrics_from_bundle_ratio_vs_pytrec_eval`` also times tiap's conversion
     from the loaded bundle (lineage join per store, rank matrix per run),
     i.e. ``score_runs`` end to end.
@@ -39,7 +39,7 @@ import numpy as np
 from tiap.rescore.api import rescore_bundle, write_outputs
 from tiap.rescore.lineage import store_targets
 from tiap.rescore.metrics import RankedRelevance, parse_measures
-from tiap.rescore.ranking import rank_matrix, relevance_matrix
+from tiap.rescore.ranking import rank_matrix
 from tiap.rescore.scores import score_runs
 from tiap.traces.bundle import Bundle, read_bundle, write_bundle
 from tiap.traces.models import BundleConfig, Memory, Query, RunConfig, RunEntry, Source
@@ -222,8 +222,7 @@ def time_tiap_prepared(bundle: Bundle, repeat: int) -> float:
 
     def evaluate() -> None:
         for st, index in prepared:
-            for t in st.keys:
-                rel = relevance_matrix(index, st.keys[t], st.n_memories)
+            for t, rel in st.relevance(index).items():
                 relevance = RankedRelevance(rel, st.sizes[t])
                 np.column_stack([m.compute(relevance) for m in measures])
 

@@ -60,11 +60,12 @@ def resample_means_many(blocks: list[np.ndarray], resamples: int, seed: int) -> 
         raise ValueError("all blocks must have the same number of rows")
     rng = np.random.default_rng(seed)
     outs = [np.empty((resamples, b.shape[1]), dtype=np.float64) for b in blocks]
-    chunk = max(1, _CHUNK_ELEMENTS // max(n, 1))
+    chunk = max(1, _CHUNK_ELEMENTS // max(n, 1))  # chunk * n < 2**31: offsets fit int32
+    offsets = (np.arange(chunk, dtype=np.int32) * n)[:, None]
     for start in range(0, resamples, chunk):
         rows = min(chunk, resamples - start)
-        idx = rng.integers(0, n, size=(rows, n), dtype=np.int32).astype(np.intp)
-        idx += (np.arange(rows, dtype=np.intp) * n)[:, None]
+        idx = rng.integers(0, n, size=(rows, n), dtype=np.int32)
+        idx += offsets[:rows]
         counts = np.bincount(idx.ravel(), minlength=rows * n).reshape(rows, n)
         weights = counts.astype(np.float64)
         for block, out in zip(blocks, outs, strict=True):

@@ -5,8 +5,8 @@ meet the query's evidence is found with one sorted join (on the ids' hashes,
 each match checked on the ids themselves); each target then
 keeps the pairs whose memory it admits. A pair is encoded as the integer key
 ``q * n_memories + m`` (query position ``q`` in the bundle, memory position
-``m`` in the store), so relevance of a whole run is one ``searchsorted``
-(:func:`tiap.rescore.ranking.relevance_matrix`). The sets are exactly those of
+``m`` in the store), so relevance of a whole run under every target is one
+``searchsorted`` (:meth:`StoreTargets.relevance`). The sets are exactly those of
 :func:`tiap.rescore.targets.target_sets`.
 """
 
@@ -31,8 +31,30 @@ class StoreTargets:
     store: str
     query_ids: tuple[str, ...]
     memories: IdIndex
-    keys: dict[str, np.ndarray]
+    linked: np.ndarray
+    admitted: dict[str, np.ndarray]
     sizes: dict[str, np.ndarray]
+
+    @property
+    def keys(self) -> dict[str, np.ndarray]:
+        """Per target: sorted keys ``q * n_memories + m`` of its (query, memory) members."""
+        return {t: self.linked[mask] for t, mask in self.admitted.items()}
+
+    def relevance(self, index: np.ndarray) -> dict[str, np.ndarray]:
+        """``target -> rel`` with ``rel[q, i]``: is memory ``index[q, i]`` in query ``q``'s
+        target? ``index`` holds store positions (``-1`` = no memory), one row per query.
+
+        One vectorised search of every ranked (query, memory) key in the linked
+        pairs; each target then picks its members with a mask.
+        """
+        width = max(self.n_memories, 1)
+        keys = np.arange(index.shape[0], dtype=np.int64)[:, None] * width + index
+        if self.linked.size == 0:
+            return {t: np.zeros(index.shape, dtype=bool) for t in self.admitted}
+        pos = np.searchsorted(self.linked, keys)
+        np.minimum(pos, self.linked.size - 1, out=pos)
+        found = (self.linked[pos] == keys) & (index >= 0)
+        return {t: found & mask[pos] for t, mask in self.admitted.items()}
 
     @property
     def memory_ids(self) -> tuple[str, ...]:
@@ -102,22 +124,23 @@ def store_targets(
     queries = bundle.queries
     width = max(len(memories), 1)
     qry, mem = linked_pairs([m.source_ids for m in memories], [q.evidence for q in queries])
-    all_keys = np.unique(qry * width + mem)
-    linked = np.unique(all_keys % width)
-    keys: dict[str, np.ndarray] = {}
+    linked_keys = np.unique(qry * width + mem)
+    linked_mem = linked_keys % width
+    used = np.unique(linked_mem)
+    admitted: dict[str, np.ndarray] = {}
     sizes: dict[str, np.ndarray] = {}
     for t in chosen:
         admits = np.zeros(width, dtype=bool)
-        admits[linked] = np.fromiter(
-            (bool(t.admits(memories[i])) for i in linked.tolist()), dtype=bool, count=linked.size
+        admits[used] = np.fromiter(
+            (bool(t.admits(memories[i])) for i in used.tolist()), dtype=bool, count=used.size
         )
-        tkeys = all_keys[admits[all_keys % width]]
-        keys[t.name] = tkeys
-        sizes[t.name] = np.bincount(tkeys // width, minlength=len(queries))
+        admitted[t.name] = admits[linked_mem]
+        sizes[t.name] = np.bincount(linked_keys[admitted[t.name]] // width, minlength=len(queries))
     return StoreTargets(
         store=store,
         query_ids=tuple(q.query_id for q in queries),
         memories=IdIndex([m.memory_id for m in memories], what=f"memory id in store '{store}'"),
-        keys=keys,
+        linked=linked_keys,
+        admitted=admitted,
         sizes=sizes,
     )

@@ -1,4 +1,4 @@
-"""Rankings as arrays: first occurrences, padded index matrices, relevance lookup.
+"""Rankings as arrays: first occurrences and padded index matrices.
 
 Ranking order is the order given in the run. A memory listed again later in
 the same ranking counts once, at its first position, and the later copies are
@@ -99,19 +99,3 @@ def rank_matrix(
         index[fix] = sub
         repeats[fix] = [len(given[i]) - len(f) for i, f in zip(fix, firsts, strict=True)]
     return RankMatrix(index=index, present=present, repeats=repeats)
-
-
-def relevance_matrix(index: np.ndarray, target_keys: np.ndarray, n_memories: int) -> np.ndarray:
-    """``rel[q, i]``: is memory ``index[q, i]`` in query ``q``'s target?
-
-    ``target_keys`` holds ``q * n_memories + m`` for every target member, sorted
-    ascending (see :class:`tiap.rescore.lineage.StoreTargets`). One vectorised
-    membership test for all queries and ranks.
-    """
-    n_queries = index.shape[0]
-    keys = np.arange(n_queries, dtype=np.int64)[:, None] * n_memories + index
-    if target_keys.size == 0:
-        return np.zeros(index.shape, dtype=bool)
-    pos = np.searchsorted(target_keys, keys)
-    np.minimum(pos, target_keys.size - 1, out=pos)
-    return (target_keys[pos] == keys) & (index >= 0)

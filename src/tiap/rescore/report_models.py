@@ -1,9 +1,11 @@
 """The rescoring report (``report.json``) as pydantic models.
 
-Keys are stable; floats are rounded to 10 decimals and undefined values are
-``null``. Target pairs are named ``B-A`` (``canonical-raw`` is Canonical minus
-Raw); run pairs list ``run_a`` and ``run_b`` and their difference is
-``run_a - run_b``. Measures are named ``family@k`` (``ndcg@10``).
+Keys are stable; floats are rounded to 10 decimals (p-values to 10
+significant digits) and undefined values are ``null``. ``instability`` and
+``confound`` cover the nDCG measures and the primary measure; every other
+per-measure mapping covers every measure. Target pairs are named ``B-A``
+(``canonical-raw`` is Canonical minus Raw); run pairs list ``run_a`` and
+``run_b`` and their difference is ``run_a - run_b``. Measures are named ``family@k`` (``ndcg@10``).
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ import numpy as np
 from tiap.errors import TiapError
 from tiap.rescore.lineage import StoreTargets, store_targets
 from tiap.rescore.metrics import Measure, RankedRelevance
-from tiap.rescore.ranking import rank_matrix, relevance_matrix
+from tiap.rescore.ranking import rank_matrix
 from tiap.rescore.targets import DEFAULT_TARGETS, get_target
 from tiap.traces.bundle import Bundle
 
@@ -95,8 +95,7 @@ def score_runs(
         st = per_store[store]
         ranks = rank_matrix(bundle.rankings(run), query_ids, st.memories, depth)
         values: dict[str, np.ndarray] = {}
-        for t in target_names:
-            rel = relevance_matrix(ranks.index, st.keys[t], st.n_memories)
+        for t, rel in st.relevance(ranks.index).items():
             relevance = RankedRelevance(rel, st.sizes[t])
             values[t] = np.column_stack([m.compute(relevance) for m in measures])
         scored[run] = RunScores(

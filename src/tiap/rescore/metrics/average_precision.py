@@ -19,7 +19,7 @@ from tiap.rescore.metrics.base import MeasureFamily, RankedRelevance, register_m
 def average_precision(relevance: RankedRelevance, k: int) -> np.ndarray:
     """AP@k per query (``nan`` for an empty target)."""
     relevance.check_depth(k)
-    return relevance.per_relevant(relevance.precision_sum[:, k - 1])
+    return relevance.per_relevant(relevance.precision_sum_at(k))
 
 
 MAP = register_measure(

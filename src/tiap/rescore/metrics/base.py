@@ -52,9 +52,9 @@ class RankedRelevance:
             raise ValueError(f"cut-off {k} is deeper than the relevance matrix ({self.depth})")
 
     @cached_property
-    def hits(self) -> np.ndarray:
-        """``hits[q, i]``: relevant memories in the top ``i + 1`` (cumulative count)."""
-        return np.cumsum(self.rel, axis=1, dtype=np.int64)
+    def gains(self) -> np.ndarray:
+        """``rel`` as float64 (binary gains)."""
+        return self.rel.astype(np.float64)
 
     @cached_property
     def ranks(self) -> np.ndarray:
@@ -72,14 +72,9 @@ class RankedRelevance:
         return np.cumsum(self.discount)
 
     @cached_property
-    def dcg(self) -> np.ndarray:
-        """``dcg[q, i]``: DCG of the top ``i + 1`` with binary gains."""
-        return np.cumsum(self.rel * self.discount, axis=1)
-
-    @cached_property
-    def precision_sum(self) -> np.ndarray:
-        """``precision_sum[q, i]``: sum of precision at each relevant rank in the top ``i + 1``."""
-        return np.cumsum(np.where(self.rel, self.hits / self.ranks, 0.0), axis=1)
+    def precision_terms(self) -> np.ndarray:
+        """``rel_i * hits_i``: at a relevant rank ``i``, the relevant memories in the top ``i``."""
+        return self.gains * np.cumsum(self.rel, axis=1, dtype=np.int64)
 
     @cached_property
     def first_hit(self) -> np.ndarray:
@@ -90,7 +85,17 @@ class RankedRelevance:
     def hits_at(self, k: int) -> np.ndarray:
         """Relevant memories in the top ``k``, as floats."""
         self.check_depth(k)
-        return self.hits[:, k - 1].astype(np.float64)
+        return np.count_nonzero(self.rel[:, :k], axis=1).astype(np.float64)
+
+    def dcg_at(self, k: int) -> np.ndarray:
+        """DCG of the top ``k`` with binary gains."""
+        self.check_depth(k)
+        return self.gains[:, :k] @ self.discount[:k]
+
+    def precision_sum_at(self, k: int) -> np.ndarray:
+        """Sum of precision at each relevant rank within the top ``k``."""
+        self.check_depth(k)
+        return self.precision_terms[:, :k] @ (1.0 / self.ranks[:k])
 
     def per_relevant(self, numerator: np.ndarray) -> np.ndarray:
         """``numerator / n_rel``, ``nan`` where the target is empty."""

@@ -23,7 +23,7 @@ def ndcg(relevance: RankedRelevance, k: int) -> np.ndarray:
     relevance.check_depth(k)
     ideal_n = np.minimum(relevance.n_rel, k)
     ideal = np.where(ideal_n > 0, relevance.cum_discount[np.maximum(ideal_n, 1) - 1], np.nan)
-    return relevance.dcg[:, k - 1] / ideal
+    return relevance.dcg_at(k) / ideal
 
 
 NDCG = register_measure(
