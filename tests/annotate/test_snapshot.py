@@ -45,7 +45,8 @@ async def test_main_screen_80x24(ws, rubric) -> None:
         "Q When did",
         "A 7 May 2023",
         "Gold source evidence",
-        "Credited memory · rank 1",
+        "Credited memory",
+        "rank 1 (1-5)",
         "Your label: none yet",
         " 1  supports",
     ):

@@ -7,11 +7,15 @@ workspace before the next case is drawn.
 
 from __future__ import annotations
 
+import gc
+from pathlib import Path
 from typing import ClassVar
 
+from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
+from textual.content import Content
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Static
@@ -50,6 +54,7 @@ class CaseScreen(Screen[None]):
         self.session = session
         #: the case id drawn on screen last (set once its panes are updated)
         self.shown_case_id: str | None = None
+        self._shown: dict[str, Text] = {}
 
     # ----------------------------------------------------------------- layout
 
@@ -62,11 +67,13 @@ class CaseScreen(Screen[None]):
                 ev.border_title = "Gold source evidence"
                 yield Static(id="evidence")
             with VerticalScroll(id="memory-pane") as mp:
+                mp.border_title = "Credited memory"
                 mp.border_subtitle = render.MEMORY_LEGEND
                 yield Static(id="memory")
         with VerticalScroll(id="labels-pane") as lp:
             lp.border_title = "Labels"
-            yield Static(id="labels")
+            yield Static(id="mine")
+            yield Static(render.rubric_table(self.session), id="rubric")
         yield Static(id="message")
         yield Footer(compact=True, show_command_palette=False)
 
@@ -87,14 +94,20 @@ class CaseScreen(Screen[None]):
     def watch_revealed(self, revealed: bool) -> None:
         self.draw_labels()
 
+    def _show(self, selector: str, content: Text, *, layout: bool = True) -> None:
+        """Update a widget when its content changed (drawing is the costly part).
+        ``layout=False`` for fixed-size widgets: a repaint without a layout pass."""
+        if self._shown.get(selector) != content:
+            self._shown[selector] = content
+            widget = self.query_one(selector, Static)
+            widget.update(Content.from_rich_text(content), layout=layout)
+
     def draw(self) -> None:
         case = self.session.current
         cues = render.cues_for(case)
-        self.query_one("#status", Static).update(render.status_line(self.session))
-        self.query_one("#head", Static).update(render.case_head(case, cues))
-        self.query_one("#evidence", Static).update(render.evidence_text(case, cues))
-        self.query_one("#memory", Static).update(render.memory_text(case, cues))
-        self.query_one("#memory-pane").border_title = render.memory_title(case)
+        self._show("#head", render.case_head(case, cues))
+        self._show("#evidence", render.evidence_text(case, cues))
+        self._show("#memory", render.memory_text(case, cues))
         for pane in ("#head-pane", "#evidence-pane", "#memory-pane", "#labels-pane"):
             self.query_one(pane, VerticalScroll).scroll_home(animate=False)
         self.draw_labels()
@@ -102,13 +115,11 @@ class CaseScreen(Screen[None]):
 
     def draw_labels(self) -> None:
         panel = self.session.panel_labels() if self.revealed else None
-        self.query_one("#labels", Static).update(
-            render.labels_text(self.session, revealed=self.revealed, panel=panel)
-        )
-        self.query_one("#status", Static).update(render.status_line(self.session))
+        self._show("#mine", render.mine_text(self.session, revealed=self.revealed, panel=panel))
+        self._show("#status", render.status_line(self.session), layout=False)
 
     def say(self, text: str) -> None:
-        self.query_one("#message", Static).update(text)
+        self._show("#message", Text(text), layout=False)
 
     # ---------------------------------------------------------------- actions
 
@@ -208,7 +219,7 @@ def case_screen_class(rubric: Rubric) -> type[CaseScreen]:
 class AnnotateApp(App[None]):
     """The terminal labelling app over an :class:`AnnotationSession`."""
 
-    CSS_PATH = "annotate.tcss"
+    CSS_PATH = Path(__file__).with_name("annotate.tcss")
     TITLE = "tiap annotate"
     ENABLE_COMMAND_PALETTE = False
 
@@ -221,6 +232,16 @@ class AnnotateApp(App[None]):
 
     def get_default_screen(self) -> Screen:
         return self._screen_class(self.session)
+
+    def on_mount(self) -> None:
+        # Everything alive now (libraries, the session) lives as long as the app:
+        # keep it out of the garbage collector's full passes, which otherwise cause
+        # pauses between key presses.
+        gc.collect()
+        gc.freeze()
+
+    def on_unmount(self) -> None:
+        gc.unfreeze()
 
     @property
     def case_screen(self) -> CaseScreen:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
@@ -40,7 +39,6 @@ def case_head(case: Case, cues: Cues) -> Text:
         f"run {case.run}",
         f"query {case.query_id}",
         f"case {case.case_id}",
-        f"memory {case.memory_id}",
     ]
     out.append("\n  " + " · ".join(meta), style=MUTED)
     return out
@@ -56,16 +54,17 @@ def evidence_text(case: Case, cues: Cues) -> Text:
     return Text("\n").join(parts) if parts else Text("(no evidence text)", style=MUTED)
 
 
-def memory_title(case: Case) -> str:
-    return f"Credited memory · rank {case.rank} ({case.rank_bucket})"
-
-
 #: legend under the memory pane (Textual content markup)
 MEMORY_LEGEND = f"[{ANSWER_STYLE}]answer[/] [{EVIDENCE_STYLE}]evidence[/] words"
 
 
 def memory_text(case: Case, cues: Cues) -> Text:
-    return highlighted(case.memory_text, cues)
+    """The credited memory with its rank (and rank bucket) on the first line."""
+    out = Text.assemble(
+        (f"rank {case.rank}", "bold"), (f" ({case.rank_bucket}) · {case.memory_id}\n", MUTED)
+    )
+    out.append_text(highlighted(case.memory_text, cues))
+    return out
 
 
 def _describe(rec: LabelRecord) -> str:
@@ -74,37 +73,43 @@ def _describe(rec: LabelRecord) -> str:
     return f"abstained ({rec.reason})" if rec.reason else "no label"
 
 
-def labels_text(
+def mine_text(
     session: AnnotationSession, *, revealed: bool, panel: list[LabelRecord] | None = None
-) -> Group:
-    """The rater's label and note, the disputed labels when adjudicating, the
-    panel's labels (only once revealed), then the rubric's labels with their
-    definitions and how often the rater gave each."""
-    head = Text()
+) -> Text:
+    """The rater's label and note, the disputed labels when adjudicating, how often
+    the rater gave each label, and the panel's labels (only once revealed)."""
+    out = Text()
     mine = session.my_label()
-    head.append("Your label: ", style="bold")
+    out.append("Your label: ", style="bold")
     if mine is not None and mine.label is not None:
-        head.append(mine.label, style="bold green")
+        out.append(mine.label, style="bold green")
     else:
-        head.append("none yet", style=MUTED)
+        out.append("none yet", style=MUTED)
     note = mine.note if mine is not None and mine.note else session.pending_note()
     if note:
-        head.append(f"   note: {note}", style="italic")
+        out.append(f"   note: {note}", style="italic")
     if session.adjudicate:
         disputed = " · ".join(f"{r.rater}: {r.label}" for r in session.disputed_labels())
-        head.append("\nRaters disagree: ", style="bold red")
-        head.append(disputed)
-    head.append("\nPanel: ", style="bold")
+        out.append("\nRaters disagree: ", style="bold red")
+        out.append(disputed)
+    counts = session.progress().counts
+    out.append("\nYour counts: ", style="bold")
+    out.append(" · ".join(f"{name} {n}" for name, n in counts.items()))
+    out.append("\nPanel: ", style="bold")
     if mine is None or mine.label is None:
-        head.append("hidden until you label this case", style=MUTED)
+        out.append("hidden until you label this case", style=MUTED)
     elif not revealed:
-        head.append("hidden (press r to reveal)", style=MUTED)
+        out.append("hidden (press r to reveal)", style=MUTED)
     elif not panel:
-        head.append("no other labels on this case", style=MUTED)
+        out.append("no other labels on this case", style=MUTED)
     else:
         for r in panel:
-            head.append(f"\n  {r.rater} ({r.rater_kind}): {_describe(r)}")
-    counts = session.progress().counts
+            out.append(f"\n  {r.rater} ({r.rater_kind}): {_describe(r)}")
+    return out
+
+
+def rubric_table(session: AnnotationSession) -> Table:
+    """The rubric's labels: key, name and definition (drawn once)."""
     table = Table.grid(padding=(0, 1), expand=True)
     table.add_column(no_wrap=True)
     table.add_column(no_wrap=True)
@@ -112,7 +117,7 @@ def labels_text(
     for lab in session.rubric.labels:
         table.add_row(
             Text(f" {lab.key} ", style="bold reverse"),
-            Text.assemble((lab.name, "bold"), (f" {counts[lab.name]}", MUTED)),
+            Text(lab.name, style="bold"),
             " ".join(lab.definition.split()),
         )
-    return Group(head, table)
+    return table

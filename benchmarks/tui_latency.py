@@ -1,0 +1,257 @@
+"""Latency of the terminal labelling app (`tiap annotate tui`) on a 2,000-case workspace.
+
+Builds a workspace with 2,000 contested cases in a subset, with real LoCoMo
+text when ../shared/data is there (question, answer, evidence turns, and as the
+memory the observation fact or session summary derived from the evidence; else
+synthetic text), plus five judges' labels on every case (10,000 label rows),
+then drives the app headless (Textual's Pilot driver):
+
+- ``startup_s``: from importing the app module (Textual included) to the first
+  case drawn (session built, workspace opened, first frame composed);
+- ``keypress_to_next_ms_p50`` / ``_p95``: from a label key event reaching the
+  app to the first frame Textual composes with the next case: the label is
+  committed to SQLite, the next case loaded by id, the panes updated, and the
+  frame composed on Textual's own refresh timer. Measured on the event loop
+  (Pilot's ``press`` adds about 40 ms of idle waiting per key, which is not
+  the app's latency). The CPU time per key press is printed too: on a busy
+  machine it shows what the wall time would be on an idle one.
+
+Goal: at most 50 ms per keypress (p95). Last line:
+{"keypress_to_next_ms_p50": a, "keypress_to_next_ms_p95": b, "startup_s": c}
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sqlite3
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from tiap.cases.models import Case, EvidenceItem, LabelRecord, rank_bucket
+from tiap.cases.workspace import Workspace
+
+_VOCABULARY = (
+    "Caroline Melanie painted sunrise lake support group adoption agency camping beach "
+    "kids pottery class guitar concert friends family summer August 2023 identity "
+    "transgender counseling career mentor library book novel recipe garden dog the a of "
+    "and to in was she her they had went about with for on at after because really"
+)
+WORDS = _VOCABULARY.split()
+JUDGES = ("judge-a", "judge-b", "judge-c", "judge-d", "judge-e")
+LABELS = ("supports", "partial", "does_not_support")
+
+
+def shared_locomo() -> Path | None:
+    root = Path(os.environ.get("TIAP_SHARED_DIR", Path(__file__).parents[1] / ".." / "shared"))
+    path = root / "data" / "locomo" / "locomo10.json"
+    return path if path.exists() else None
+
+
+def locomo_material(path: Path) -> list[tuple[str, str, str, list[EvidenceItem], str]]:
+    """(conversation, question, answer, evidence turns, memory) from LoCoMo: the
+    memory is the observation fact derived from the first evidence turn, or (one in
+    four) the session summary, so texts have real lengths and word overlap."""
+    out = []
+    for sample in json.loads(path.read_text(encoding="utf-8")):
+        conv = sample["conversation"]
+        turns = {
+            t["dia_id"]: (t["text"], t["speaker"], conv.get(f"{key}_date_time"))
+            for key, value in conv.items()
+            if key.startswith("session_") and isinstance(value, list)
+            for t in value
+        }
+        facts = {
+            dia: fact
+            for obs in sample["observation"].values()
+            for items in obs.values()
+            for fact, dia in items
+            if isinstance(dia, str)
+        }
+        summaries = list(sample["session_summary"].values())
+        for i, qa in enumerate(sample["qa"]):
+            ev = [e for e in qa.get("evidence", []) if e in turns]
+            if "answer" not in qa or not ev:
+                continue
+            evidence = [
+                EvidenceItem(source_id=e, text=turns[e][0], speaker=turns[e][1], time=turns[e][2])
+                for e in ev
+            ]
+            session = int(ev[0].split(":")[0][1:])
+            memory = facts.get(ev[0]) if i % 4 else None
+            memory = memory or summaries[min(session, len(summaries)) - 1]
+            out.append((sample["sample_id"], qa["question"], str(qa["answer"]), evidence, memory))
+    return out
+
+
+def synthetic_material(n: int, seed: int) -> list[tuple[str, str, str, list[EvidenceItem], str]]:
+    rng = np.random.default_rng(seed)
+
+    def text(lo: int, hi: int) -> str:
+        return " ".join(rng.choice(WORDS, size=int(rng.integers(lo, hi))).tolist()) + "."
+
+    return [
+        (
+            "synthetic",
+            text(6, 16).rstrip(".") + "?",
+            text(1, 6),
+            [EvidenceItem(source_id=f"D1:{i + 1}", text=text(10, 60), speaker="Caroline")],
+            text(8, 120),
+        )
+        for i in range(n)
+    ]
+
+
+def build_workspace(path: Path, n: int, seed: int) -> str:
+    """A workspace of ``n`` cases (LoCoMo text when available) in subset 'validation'
+    with five judges' labels on every case; returns where the text came from."""
+    rng = np.random.default_rng(seed)
+    locomo = shared_locomo()
+    material = locomo_material(locomo) if locomo else synthetic_material(n, seed)
+    cases: list[Case] = []
+    for i in range(n):
+        conv, question, answer, evidence, memory = material[i % len(material)]
+        rank = int(rng.integers(1, 61))
+        run = f"run{i // len(material)}-{i % 8}"
+        cases.append(
+            Case(
+                case_id=f"{run}-q{i:05d}",
+                dataset="locomo",
+                run=run,
+                store="native",
+                query_id=f"{conv}/q{i:05d}",
+                query_index=i,
+                question=question,
+                answer=answer,
+                category="single-hop",
+                conversation_id=conv,
+                evidence=evidence,
+                memory_id=f"m{i:05d}",
+                memory_text=memory,
+                memory_source_ids=[evidence[0].source_id],
+                rank=rank,
+                rank_bucket=rank_bucket(rank),
+                k=60,
+            )
+        )
+    with Workspace(path) as ws:
+        ws.add_cases(cases)
+        ids = [c.case_id for c in cases]
+        ws.save_subset("validation", ids, overlap=ids[:36])
+        ws.add_labels(
+            LabelRecord(
+                case_id=cid,
+                rater=judge,
+                rater_kind="judge",
+                label=LABELS[int(rng.integers(0, 3))],
+                origin="judge",
+            )
+            for cid in ids
+            for judge in JUDGES
+        )
+    return f"LoCoMo text from {locomo}" if locomo else "synthetic text (no shared LoCoMo data)"
+
+
+class FrameClock:
+    """Records when the screen composes a frame (wraps its compositor refresh)."""
+
+    def __init__(self, screen) -> None:
+        self.last = 0.0
+        inner = screen._compositor_refresh
+
+        def refresh() -> None:
+            inner()
+            self.last = time.perf_counter()
+
+        screen._compositor_refresh = refresh
+
+
+async def measure(db: Path, presses: int) -> tuple[float, list[float], list[float]]:
+    """Start-up seconds, then per key press: wall ms to the next case's frame, CPU ms."""
+    t0 = time.perf_counter()
+    from textual import events
+
+    from tiap.annotate.session import AnnotationSession
+    from tiap.annotate.tui.app import AnnotateApp
+    from tiap.rubric import load_rubric
+
+    ws = Workspace(db)
+    session = AnnotationSession(ws, load_rubric(), "bench", subset="validation")
+    app = AnnotateApp(session)
+    wall: list[float] = []
+    cpu: list[float] = []
+    async with app.run_test(size=(100, 40)) as pilot:
+        screen = app.case_screen
+        clock = FrameClock(screen)
+        while screen.shown_case_id is None or clock.last == 0.0:
+            await asyncio.sleep(0)
+        startup = clock.last - t0
+        await pilot.pause()
+        driver = app._driver
+        assert driver is not None
+        keys = "123"
+        for i in range(presses):
+            before = screen.shown_case_id
+            key = keys[i % 3]
+            start, start_cpu = time.perf_counter(), time.process_time()
+            driver.send_message(events.Key(key, key))
+            while screen.shown_case_id == before:
+                await asyncio.sleep(0)
+            drawn = time.perf_counter()
+            while clock.last < drawn:  # the next frame Textual composes shows the case
+                await asyncio.sleep(0.0005)
+            wall.append((clock.last - start) * 1000)
+            cpu.append((time.process_time() - start_cpu) * 1000)
+            await asyncio.sleep(0.05)  # follow-up frames finish, as between a person's keys
+    ws.close()
+    return startup, wall, cpu
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", type=int, default=2000)
+    parser.add_argument("--presses", type=int, default=300)
+    parser.add_argument("--seed", type=int, default=1337)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "bench.sqlite"
+        t = time.perf_counter()
+        origin = build_workspace(db, args.cases, args.seed)
+        print(
+            f"workspace: {args.cases} cases ({origin}), {5 * args.cases} judge labels, "
+            f"built in {time.perf_counter() - t:.1f} s"
+        )
+        startup, lat, cpu = asyncio.run(measure(db, args.presses))
+        conn = sqlite3.connect(db)
+        stored = conn.execute("SELECT COUNT(*) FROM labels WHERE rater = 'bench'").fetchone()[0]
+        conn.close()
+    if stored != args.presses:
+        print(f"error: {stored} labels stored for {args.presses} key presses", file=sys.stderr)
+        return 1
+    arr = np.asarray(lat)
+    print(
+        f"{args.presses} label key presses: p50 {np.percentile(arr, 50):.2f} ms, "
+        f"p95 {np.percentile(arr, 95):.2f} ms, max {arr.max():.2f} ms "
+        f"(CPU time p50 {np.percentile(cpu, 50):.2f} ms, p95 {np.percentile(cpu, 95):.2f} ms); "
+        f"start-up {startup:.2f} s; {stored} labels committed"
+    )
+    print(
+        json.dumps(
+            {
+                "keypress_to_next_ms_p50": round(float(np.percentile(arr, 50)), 2),
+                "keypress_to_next_ms_p95": round(float(np.percentile(arr, 95)), 2),
+                "startup_s": round(startup, 3),
+            }
+        )
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
