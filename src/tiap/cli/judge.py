@@ -49,12 +49,20 @@ def require_scale_gate(
     return f"scale gate not passed ({message}); going on because of --force (recorded)"
 
 
+def _console() -> Any:
+    """stdout; wide enough for the tables when it is not a terminal (logs, pipes)."""
+    import sys
+
+    from rich.console import Console
+
+    return Console(width=None if sys.stdout.isatty() else 160)
+
+
 def _money(value: float | None) -> str:
     return "unknown" if value is None else f"${value:,.4f}"
 
 
 def _print_dry_run(report: Any) -> None:
-    from rich.console import Console
     from rich.table import Table
 
     table = Table(title=f"dry run: panel {report.panel}, rubric {report.rubric_id}")
@@ -80,7 +88,7 @@ def _print_dry_run(report: Any) -> None:
             _money(j.est_cost_usd),
             _money(j.max_cost_usd),
         )
-    console = Console()
+    console = _console()
     console.print(table)
     console.print(
         f"calls: {report.calls}  cache hits: {report.cache_hits}  "
@@ -89,20 +97,19 @@ def _print_dry_run(report: Any) -> None:
 
 
 def _print_summary(summary: Any) -> None:
-    from rich.console import Console
     from rich.table import Table
 
     table = Table(title=f"panel {summary.panel}, rubric {summary.rubric_id}")
     cols = (
         "judge",
         "kind",
-        "labelled before",
-        "cache hits",
+        "labelled",
+        "cached",
         "calls",
         "retries",
         "valid",
         "invalid",
-        "not started",
+        "left",
         "cost",
     )
     for col in cols:
@@ -122,7 +129,7 @@ def _print_summary(summary: Any) -> None:
             str(j.not_started),
             cost,
         )
-    console = Console()
+    console = _console()
     console.print(table)
     invalid = ", ".join(f"{k} {v}" for k, v in summary.invalid.items()) or "none"
     console.print(

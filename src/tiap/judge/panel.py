@@ -32,7 +32,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from tiap.errors import InputError, TiapError
-from tiap.io import describe_validation_error
+from tiap.io import describe_toml_error, describe_validation_error
 
 #: The in-process litellm provider of tiap's offline judges (``tiap-offline/NAME``).
 OFFLINE_PROVIDER = "tiap-offline"
@@ -157,7 +157,8 @@ def parse_panel(text: str, origin: str) -> Panel:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise InputError(origin, f"malformed TOML ({exc.msg})", exc.lineno) from None
+        msg, line = describe_toml_error(exc)
+        raise InputError(origin, f"malformed TOML ({msg})", line) from None
     try:
         return Panel.model_validate(data)
     except ValidationError as exc:

@@ -1,0 +1,254 @@
+"""`tiap judge run` and `tiap judge panels`: the scale gate, one-line errors before
+any call, the JSON summary, dry runs that never import litellm."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from judge_support import KEY_ENV, SECRET, TIAP, make_case, rows, tiap_env
+
+from tiap.cases import Workspace
+from tiap.cli import main
+from tiap.judge.loopback import LoopbackServer
+from tiap.rubric import load_rubric
+
+
+def run_cli(capsys, *args: str) -> tuple[int, str, str]:
+    try:
+        main(list(args))
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def one_line_error(code: int, err: str) -> str:
+    assert code == 2, err
+    lines = [line for line in err.strip().splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    assert lines[0].startswith("tiap: error: ")
+    assert "Traceback" not in err
+    return lines[0]
+
+
+def cli_error(capsys, *args: str) -> str:
+    code, _, err = run_cli(capsys, *args)
+    return one_line_error(code, err)
+
+
+def gate_event(ws: Workspace, panel: str, passed: bool, failures: list[str]) -> None:
+    rubric = load_rubric()
+    ws.record_event(
+        "gate",
+        {
+            "subset": "val",
+            "panel": panel,
+            "judges": ["judge-a"],
+            "rubric_id": rubric.id,
+            "rubric_hash": rubric.content_hash,
+            "passed": passed,
+            "failures": failures,
+            "figures": {},
+            "thresholds": {},
+        },
+    )
+
+
+def test_gate_refuses_beyond_the_validation_subset(
+    capsys, make_workspace, loopback: LoopbackServer, write_panel, key_env
+) -> None:
+    db = make_workspace(3)
+    panel = write_panel(loopback.url)
+    base = ("judge", "run", "--db", str(db), "--panel", str(panel), "--no-progress")
+
+    # no gate result at all
+    line = cli_error(capsys, *base)
+    assert "--force" in line
+    assert "agreement report" in line
+
+    # a failed gate: the failing figures are named
+    with Workspace(db) as ws:
+        gate_event(ws, "loop", False, ["binary Fleiss' kappa over the judges 0.412 < 0.80 (n=3)"])
+    line = cli_error(capsys, *base)
+    assert "0.412 < 0.80" in line
+    assert loopback.count == 0
+
+    # --force goes on, and is recorded
+    code, out, err = run_cli(capsys, *base, "--force", "--json")
+    assert code == 0, err
+    assert "--force" in err
+    assert json.loads(out)["valid"] == 3
+    with Workspace(db) as ws:
+        (forced,) = ws.events("gate_force")
+    assert forced["panel"] == "loop"
+    assert forced["subset"] is None
+    assert forced["rubric_hash"] == load_rubric().content_hash
+    assert "0.412" in forced["message"]
+    assert loopback.count == 3
+
+
+def test_gate_passed_or_validation_subset_needs_no_force(
+    capsys, make_workspace, loopback: LoopbackServer, write_panel, key_env
+) -> None:
+    db = make_workspace(4)
+    panel = write_panel(loopback.url)
+    base = ("judge", "run", "--db", str(db), "--panel", str(panel), "--no-progress", "--json")
+    code, out, err = run_cli(capsys, *base, "--subset", "val")
+    assert code == 0, err
+    assert json.loads(out)["calls"] == 4
+
+    with Workspace(db) as ws:
+        ws.add_cases([make_case(9)])
+        gate_event(ws, "loop", True, [])
+    code, out, err = run_cli(capsys, *base)
+    assert code == 0, err
+    summary = json.loads(out)
+    assert summary["calls"] == 1  # only the new case; the others were labelled
+    assert summary["judges"][0]["already_labelled"] == 4
+    with Workspace(db) as ws:
+        assert ws.events("gate_force") == []
+
+
+def test_missing_key_is_one_line_before_any_call(
+    capsys, make_workspace, loopback: LoopbackServer, write_panel, monkeypatch
+) -> None:
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    db = make_workspace(2)
+    panel = write_panel(loopback.url)
+    code, _, err = run_cli(
+        capsys, "judge", "run", "--db", str(db), "--panel", str(panel), "--subset", "val"
+    )
+    line = one_line_error(code, err)
+    assert KEY_ENV in line
+    assert loopback.count == 0
+    assert rows(db, "SELECT COUNT(*) FROM model_calls") == [(0,)]
+
+
+def test_fatal_judge_error_prints_summary_then_one_line_without_the_key(
+    capsys, make_workspace, loopback: LoopbackServer, write_panel, key_env
+) -> None:
+    from tiap.judge.loopback import status
+
+    loopback.script.always.extend([status(401, message=f"bad key {SECRET}")])
+    db = make_workspace(2)
+    panel = write_panel(loopback.url)
+    code, out, err = run_cli(
+        capsys,
+        "judge",
+        "run",
+        "--db",
+        str(db),
+        "--panel",
+        str(panel),
+        "--subset",
+        "val",
+        "--no-progress",
+    )
+    line = one_line_error(code, err)
+    assert "auth_error" in line
+    assert SECRET not in out + err
+    assert "judge-a" in out  # the summary table was printed first
+
+
+@pytest.mark.parametrize(
+    ("panel_text", "fragments"),
+    [
+        ("name = \n", ["panel.toml:1", "malformed TOML"]),
+        ('name = "x"\njudges = []\n', ["panel.toml", "invalid panel", "judges"]),
+        (
+            'name = "x"\n[[judges]]\nname = "a"\nmodel = "m"\n'
+            '[[judges]]\nname = "a"\nmodel = "n"\n',
+            ["unique", "a"],
+        ),
+        (
+            'name = "x"\n[[judges]]\nname = "a"\nmodel = "m"\nparams = {api_key = "k"}\n',
+            ["params may not set"],
+        ),
+    ],
+)
+def test_bad_panel_files_are_one_line_errors(
+    capsys, make_workspace, tmp_path: Path, panel_text: str, fragments: list[str]
+) -> None:
+    db = make_workspace(1)
+    path = tmp_path / "panel.toml"
+    path.write_text(panel_text, encoding="utf-8")
+    line = cli_error(capsys, "judge", "run", "--db", str(db), "--panel", str(path))
+    for fragment in fragments:
+        assert fragment in line
+
+
+def test_unknown_panel_rubric_workspace_subset(capsys, make_workspace, tmp_path: Path) -> None:
+    db = make_workspace(1)
+    line = cli_error(capsys, "judge", "run", "--db", str(db), "--panel", "nope")
+    assert "frontier" in line
+    assert "offline" in line
+    run = ("judge", "run", "--db", str(db), "--panel", "offline")
+    line = cli_error(capsys, *run, "--rubric", "nope")
+    assert "contested-credit" in line
+    line = cli_error(
+        capsys, "judge", "run", "--db", str(tmp_path / "none.db"), "--panel", "offline"
+    )
+    assert "workspace not found" in line
+    line = cli_error(capsys, *run, "--subset", "zzz")
+    assert "zzz" in line
+
+
+def test_dry_run_in_a_fresh_process_never_imports_litellm(make_workspace, tmp_path: Path) -> None:
+    db = make_workspace(5)
+    code = (
+        "import sys, json\n"
+        "from tiap.cli import main\n"
+        "try:\n"
+        f"    main(['judge', 'run', '--db', {str(db)!r}, '--panel', 'frontier', '--dry-run',"
+        " '--json'])\n"
+        "except SystemExit as exc:\n"
+        "    assert not exc.code, exc.code\n"
+        "print('LITELLM', 'litellm' in sys.modules)\n"
+    )
+    env = tiap_env()
+    env.pop("OPENROUTER_API_KEY", None)
+    proc = subprocess.run(
+        [TIAP[0], "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    body, last = proc.stdout.rsplit("LITELLM", 1)
+    assert last.strip() == "False"
+    report = json.loads(body)
+    assert report["calls"] == 25  # 5 cases x 5 judges, nothing cached
+    assert report["cache_hits"] == 0
+    assert {j["missing_key_env"] for j in report["judges"]} == {"OPENROUTER_API_KEY"}
+    assert report["est_cost_usd"] > 0
+    assert report["max_cost_usd"] > report["est_cost_usd"]
+
+
+def test_panels_command_lists_builtins(capsys) -> None:
+    code, out, _ = run_cli(capsys, "judge", "panels")
+    assert code == 0
+    assert "frontier" in out
+    assert "offline-llm" in out
+    assert "smollm2-135m [local_llm]" in out
+    assert "answer-containment [baseline]" in out
+    assert "claude-sonnet-4 [llm] openrouter/anthropic/claude-sonnet-4" in out
+
+
+def test_offline_run_summary_names_baselines(capsys, make_workspace) -> None:
+    db = make_workspace(2)
+    code, out, err = run_cli(
+        capsys,
+        "judge",
+        "run",
+        "--db",
+        str(db),
+        "--panel",
+        "offline",
+        "--subset",
+        "val",
+        "--no-progress",
+    )
+    assert code == 0, err
+    assert "not LLMs" in out
+    assert "calls: 10" in out
