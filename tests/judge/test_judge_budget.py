@@ -70,6 +70,14 @@ def test_max_cost_needs_a_price(make_workspace, loopback, write_panel, key_env) 
     with Workspace(db) as ws, pytest.raises(TiapError, match="input_cost_per_mtok"):
         run_panel(ws, panel, load_rubric(), subset="val", max_cost=1.0)
     assert loopback.count == 0
+    # without a budget it runs; the cost is recorded as unknown, never as a guessed 0
+    with Workspace(db) as ws:
+        summary = run_panel(ws, panel, load_rubric(), subset="val")
+    assert summary.judges[0].cost_unknown == 2
+    assert summary.cost_usd == 0.0
+    assert rows(db, "SELECT cost_usd FROM model_calls") == [(None,), (None,)]
+    assert rows(db, "SELECT cost_usd FROM labels") == [(None,), (None,)]
+    assert [t for (t,) in rows(db, "SELECT input_tokens FROM labels")] != [None, None]
 
 
 def test_dry_run_figures(make_workspace, loopback, write_panel, key_env) -> None:

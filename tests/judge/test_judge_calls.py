@@ -214,3 +214,26 @@ def test_two_judges_run_concurrently_within_their_limits(
     assert 2 <= server.max_in_flight <= 6
     assert [j.valid for j in summary.judges] == [12, 12]
     assert rows(db, "SELECT rater, COUNT(*) FROM labels GROUP BY rater") == [("a", 12), ("b", 12)]
+
+
+def test_retry_failed_calls_again_only_where_transport_failed(
+    make_workspace, loopback: LoopbackServer, write_panel, key_env
+) -> None:
+    db = make_workspace(3)
+    loopback.script.add(q(0), *[status(500)] * 2)  # server error after all attempts
+    loopback.script.add(q(1), reply("no JSON here"))  # the judge's own output: not retried
+    panel = load_panel(write_panel(loopback.url, max_attempts=2))
+    rubric = load_rubric()
+    with Workspace(db) as ws:
+        run_panel(ws, panel, rubric, subset="val")
+        assert loopback.count == 2 + 1 + 1
+        # a plain re-run leaves the failed judgment alone
+        run_panel(ws, panel, rubric, subset="val")
+        assert loopback.count == 4
+        summary = run_panel(ws, panel, rubric, subset="val", retry_failed=True)
+        assert loopback.count == 5
+        assert summary.calls == 1
+        assert [r.label for r in ws.label_history("c0000")] == [None, "supports"]
+        assert [r.reason for r in ws.label_history("c0001")] == ["not_json"]
+        latest = {r.case_id: r.label for r in ws.latest_labels(raters=["judge-a"])}
+    assert latest == {"c0000": "supports", "c0001": None, "c0002": "supports"}

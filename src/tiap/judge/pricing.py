@@ -3,8 +3,14 @@
 A judge's prices come from its panel entry (``input_cost_per_mtok``,
 ``output_cost_per_mtok``), else from litellm's bundled price table (read as a
 file, without importing litellm), else they are unknown. tiap's offline judges
-cost nothing. The cost *recorded* for a call is litellm's own figure when it
-has one (e.g. the cost OpenRouter reports), else tokens times these prices.
+cost nothing.
+
+The cost *recorded* for a call is litellm's figure: for OpenRouter models the
+cost OpenRouter reports, for models in litellm's table its own price, for
+panel-priced and offline judges the panel's price (passed to litellm as custom
+pricing). A judge with no known price records its cost as unknown (NULL); it
+is passed a zero custom price only to spare litellm a failing price lookup on
+every call (a measurable part of its per-call CPU).
 """
 
 from __future__ import annotations
@@ -70,3 +76,30 @@ def judge_price(judge: JudgeSpec) -> Price | None:
     if judge.offline:
         return Price(0.0, 0.0)
     return table_price(judge.model)
+
+
+def reports_cost(judge: JudgeSpec) -> bool:
+    """True when the provider itself reports each call's cost (OpenRouter)."""
+    return judge.model.startswith("openrouter/")
+
+
+@dataclass(frozen=True)
+class CostPolicy:
+    """How litellm prices a judge's calls, and whether its figure is recorded."""
+
+    litellm_kwargs: dict[str, float]
+    known: bool
+
+
+def cost_policy(judge: JudgeSpec) -> CostPolicy:
+    if reports_cost(judge):
+        return CostPolicy({}, True)
+    panel_priced = judge.input_cost_per_mtok is not None or judge.offline
+    if not panel_priced and table_price(judge.model) is not None:
+        return CostPolicy({}, True)
+    price = judge_price(judge) if panel_priced else None
+    custom = {
+        "input_cost_per_token": price.input if price else 0.0,
+        "output_cost_per_token": price.output if price else 0.0,
+    }
+    return CostPolicy(custom, price is not None)

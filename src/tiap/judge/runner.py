@@ -23,7 +23,7 @@ from tiap.errors import TiapError
 from tiap.judge.call import CallOutcome, call_model
 from tiap.judge.failures import TRANSPORT_REASONS, Failure, scrub
 from tiap.judge.panel import JudgeSpec, Panel
-from tiap.judge.pricing import Price, judge_price
+from tiap.judge.pricing import CostPolicy, Price, cost_policy, judge_price
 from tiap.judge.request import (
     canonical_json,
     estimate_tokens,
@@ -73,6 +73,7 @@ class JudgePlan:
     judge: JudgeSpec
     settings: dict[str, Any]
     price: Price | None
+    costs: CostPolicy
     cases: int = 0
     already_labelled: int = 0
     pairs: list[Pair] = field(default_factory=list)
@@ -160,7 +161,13 @@ def plan_run(
     for judge in panel.judges:
         settings = judge_settings(panel, judge, rubric)
         settings_json = canonical_json(settings)
-        plan = JudgePlan(judge=judge, settings=settings, price=judge_price(judge), cases=len(cases))
+        plan = JudgePlan(
+            judge=judge,
+            settings=settings,
+            price=judge_price(judge),
+            costs=cost_policy(judge),
+            cases=len(cases),
+        )
         for case, messages, messages_json, typical, upper in rendered:
             if (case.case_id, judge.name, judge.model) in done:
                 plan.already_labelled += 1
@@ -331,6 +338,8 @@ class _Run:
     # ------------------------------------------------------------------- calls
 
     def _cost(self, jp: JudgePlan, outcome: CallOutcome) -> float | None:
+        if not jp.costs.known:
+            return None
         if outcome.cost_usd is not None:
             return outcome.cost_usd
         if jp.price is None or outcome.input_tokens is None or outcome.output_tokens is None:
@@ -418,6 +427,7 @@ class _Run:
                     return
                 queue.pop()
                 kwargs = litellm_kwargs(jp.settings, pair.messages, timeout)
+                kwargs.update(jp.costs.litellm_kwargs)
                 try:
                     outcome = await call_model(
                         self.panel, kwargs, api_key=api_key, secrets=self.secrets, on_retry=on_retry

@@ -1,0 +1,228 @@
+"""Judge throughput: a panel against a slow loopback provider, then a cached re-run.
+
+Setup: a loopback OpenAI-compatible server in its own process (so it does not
+compete for the client's GIL) answering every request after ``--latency``
+seconds; ``--cases`` cases x ``--judges`` judges (distinct model names, so no
+call answers another's), concurrency ``--concurrency`` per judge, through the
+whole judge path (litellm, retries policy, model_calls, labels).
+
+Figures:
+
+- ``wall_over_ideal``: wall time of the run divided by the ideal
+  ``calls x latency / (judges x concurrency)`` (goal: at most 1.25);
+- ``cached_calls_per_s``: a re-run answered entirely from ``model_calls``: a
+  copy of the workspace with every label removed (the stored calls kept), run
+  again; judgments per second of wall time (goal: at least 2,000/s);
+- ``cpu_ms_per_call``: the client process's CPU time per call in the first run.
+
+It also measures where a call's CPU goes: litellm's own per-call CPU (calls
+with ``mock_response``, no HTTP) and tiap's own per-judgment CPU (the cached
+re-run, which runs everything but litellm and the request).
+
+Run: ``python benchmarks/judge_throughput.py`` (``--cases 200`` for a quick look).
+The last line printed is one JSON object:
+``{"wall_over_ideal": r, "cached_calls_per_s": n, "cpu_ms_per_call": m}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from tiap.cases import Case, EvidenceItem, Workspace, rank_bucket
+from tiap.judge import parse_panel, plan_run, run_panel
+from tiap.judge.runner import execute
+from tiap.rubric import load_rubric
+
+KEY_ENV = "TIAP_BENCH_KEY"
+
+
+def make_cases(n: int) -> list[Case]:
+    out = []
+    for i in range(n):
+        day = i % 28 + 1
+        out.append(
+            Case(
+                case_id=f"b{i:05d}",
+                dataset="bench",
+                run=f"run-{i % 8}",
+                store="store",
+                query_id=f"q{i}",
+                query_index=i,
+                question=f"When did Caroline go to support group meeting number {i}?",
+                answer=f"{day} May 2023",
+                category="temporal",
+                evidence=[
+                    EvidenceItem(
+                        source_id=f"D{i}:1",
+                        text=f"I went to a LGBTQ support group yesterday, meeting {i}. "
+                        "It was so powerful and I felt accepted by everyone there.",
+                        speaker="Caroline",
+                        time="8 May 2023",
+                    )
+                ],
+                memory_id=f"m{i}",
+                memory_text=f"Caroline attended an LGBTQ support group on {day} May 2023.",
+                memory_source_ids=[f"D{i}:1"],
+                rank=i % 60 + 1,
+                rank_bucket=rank_bucket(i % 60 + 1),
+                k=60,
+            )
+        )
+    return out
+
+
+def panel_text(url: str, judges: int, concurrency: int) -> str:
+    lines = ['name = "bench"', "temperature = 0", "max_tokens = 100", "timeout_s = 30"]
+    for j in range(judges):
+        lines += [
+            "[[judges]]",
+            f'name = "judge-{j}"',
+            f'model = "openai/bench-model-{j}"',
+            f'api_base = "{url}"',
+            f'api_key_env = "{KEY_ENV}"',
+            f"concurrency = {concurrency}",
+            "input_cost_per_mtok = 0.15",
+            "output_cost_per_mtok = 0.60",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def start_server(latency: float) -> tuple[subprocess.Popen, str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tiap.judge.loopback", "--delay", str(latency)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    line = proc.stdout.readline() if proc.stdout else ""
+    if not line.startswith("READY "):
+        proc.kill()
+        raise SystemExit(f"loopback server did not start: {line!r}")
+    return proc, line.split()[1]
+
+
+def litellm_cpu_ms(n: int = 300) -> float:
+    """litellm's own CPU per call: acompletion with mock_response (no HTTP)."""
+    from tiap.judge.call import litellm_module
+
+    litellm = litellm_module()
+    messages = [{"role": "system", "content": "x" * 2000}, {"role": "user", "content": "y" * 1500}]
+
+    async def calls(k: int) -> None:
+        await asyncio.gather(
+            *[
+                litellm.acompletion(
+                    model="openai/bench-mock",
+                    messages=messages,
+                    mock_response='{"label": "supports"}',
+                    max_retries=0,
+                    temperature=0,
+                    input_cost_per_token=1e-7,
+                    output_cost_per_token=1e-7,
+                )
+                for _ in range(k)
+            ]
+        )
+
+    asyncio.run(calls(30))
+    start = time.process_time()
+    asyncio.run(calls(n))
+    return (time.process_time() - start) / n * 1000.0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cases", type=int, default=2000)
+    parser.add_argument("--judges", type=int, default=5)
+    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--latency", type=float, default=0.1)
+    args = parser.parse_args()
+
+    os.environ[KEY_ENV] = "bench-key-not-secret"
+    rubric = load_rubric()
+    tmp = Path(tempfile.mkdtemp(prefix="tiap-judge-bench-"))
+    server, url = start_server(args.latency)
+    try:
+        panel = parse_panel(panel_text(url, args.judges, args.concurrency), "<bench panel>")
+        db = tmp / "bench.db"
+        with Workspace(db) as ws:
+            ws.add_cases(make_cases(args.cases))
+
+        from tiap.judge.call import litellm_module
+
+        t0 = time.perf_counter()
+        litellm_module()  # imported before the clock starts: import time is not throughput
+        import_s = time.perf_counter() - t0
+
+        with Workspace(db) as ws:
+            plan = plan_run(ws, panel, rubric)
+            calls = sum(len(jp.to_call) for jp in plan.judges)
+            cpu0, wall0 = time.process_time(), time.perf_counter()
+            summary = asyncio.run(execute(ws, plan))
+            wall = time.perf_counter() - wall0
+            cpu = time.process_time() - cpu0
+        if summary.calls != calls or summary.valid != calls:
+            raise SystemExit(f"run incomplete: {summary.model_dump_json()}")
+        ideal = calls * args.latency / (args.judges * args.concurrency)
+
+        cached_db = tmp / "cached.db"
+        with Workspace(db) as ws:
+            ws.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        shutil.copyfile(db, cached_db)
+        with Workspace(cached_db) as ws:
+            ws.conn.execute("DELETE FROM labels")
+        with Workspace(cached_db) as ws:
+            c_cpu0, c_wall0 = time.process_time(), time.perf_counter()
+            cached = run_panel(ws, panel, rubric)
+            c_wall = time.perf_counter() - c_wall0
+            c_cpu = time.process_time() - c_cpu0
+        if cached.cache_hits != calls or cached.calls != 0:
+            raise SystemExit(f"cached re-run made calls: {cached.model_dump_json()}")
+
+        lite_ms = litellm_cpu_ms()
+    finally:
+        if server.stdin:
+            server.stdin.close()
+        server.wait(30)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    result = {
+        "wall_over_ideal": round(wall / ideal, 3),
+        "cached_calls_per_s": round(calls / c_wall, 1),
+        "cpu_ms_per_call": round(cpu / calls * 1000.0, 3),
+    }
+    print(
+        f"calls: {calls} ({args.cases} cases x {args.judges} judges), "
+        f"concurrency {args.concurrency} per judge, latency {args.latency * 1000:.0f} ms"
+    )
+    print(f"litellm import (not timed): {import_s:.1f} s")
+    print(
+        f"run: wall {wall:.2f} s, ideal {ideal:.2f} s, wall/ideal {wall / ideal:.2f}, "
+        f"client CPU {cpu:.1f} s ({cpu / calls * 1000:.2f} ms per call)"
+    )
+    print(
+        f"cached re-run: {calls} judgments in {c_wall:.2f} s "
+        f"({calls / c_wall:,.0f}/s), CPU {c_cpu / calls * 1000:.3f} ms per judgment"
+    )
+    print(
+        f"where a call's CPU goes: litellm.acompletion alone (mock reply, no HTTP) "
+        f"{lite_ms:.2f} ms; tiap's own work per judgment (as in the cached re-run) "
+        f"{c_cpu / calls * 1000:.3f} ms; the rest is HTTP (openai SDK + aiohttp)"
+    )
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
