@@ -177,3 +177,22 @@ def test_cli_errors_are_one_line(
     with pytest.raises(SystemExit):
         main(["traces", "build", "lmeb", str(lmeb_dir), "-o", str(tmp_path / "d"), "--run", "r"])
     assert "expected NAME=PATH" in capsys.readouterr().err
+
+
+def test_out_dir_is_protected_and_force_replaces_the_whole_bundle(
+    lmeb_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = tmp_path / "system.trec"
+    run.write_text("conv_26_q1 Q0 c26_1 1 1.0 sys\n")
+    out = tmp_path / "b"
+    _run(["traces", "build", "lmeb", str(lmeb_dir), "-o", str(out), "-r", "none", "--run",
+          f"sys={run}", "-q"])  # fmt: skip
+    assert sorted(p.name for p in (out / "runs").iterdir()) == ["sys.jsonl"]
+    with pytest.raises(SystemExit) as exit_info:
+        main(["traces", "build", "lmeb", str(lmeb_dir), "-o", str(out), "-q"])
+    assert exit_info.value.code == 2
+    assert "use --force" in capsys.readouterr().err
+    _run(["traces", "build", "lmeb", str(lmeb_dir), "-o", str(out), "-q", "--force"])
+    # the old run is gone, so the bundle reads back cleanly
+    assert sorted(p.name for p in (out / "runs").iterdir()) == ["bm25-raw.jsonl"]
+    assert set(read_bundle(out).runs) == {"bm25-raw"}
