@@ -159,6 +159,7 @@ def test_sigkill_mid_run_then_resume_completes_without_repeats(
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
         assert proc.returncode == -signal.SIGKILL
+        time.sleep(1.0)  # let the server finish reading requests sent before the kill
 
         done_before = set(rows(db, "SELECT case_id, rater FROM labels"))
         assert 6 <= len(done_before) < 2 * n

@@ -13,7 +13,8 @@ litellm is imported only when a model is actually called.
 """
 
 from tiap.judge.panel import JudgeSpec, Panel, builtin_panels, load_panel, parse_panel
-from tiap.judge.runner import dry_run, execute, plan_run, run_panel
+from tiap.judge.plan import dry_run, plan_run
+from tiap.judge.runner import execute, run_panel
 from tiap.judge.summary import DryRun, JudgeEstimate, JudgeTally, RunSummary
 
 __all__ = [

@@ -1,0 +1,197 @@
+"""Plan a panel run: which (case, judge) pairs need a label, and which of those
+the ``model_calls`` cache answers; ``--dry-run`` figures of a plan.
+
+A pair is done when a label row exists for (case, judge, rubric hash, model);
+with ``retry_failed``, pairs whose latest label failed in transport (timeout,
+rate limit, server or connection error, bad request) count as not done.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tiap.cases import Case, Workspace
+from tiap.errors import TiapError
+from tiap.judge.failures import TRANSPORT_REASONS
+from tiap.judge.panel import JudgeSpec, Panel
+from tiap.judge.pricing import CostPolicy, Price, cost_policy, judge_price
+from tiap.judge.request import canonical_json, estimate_tokens, judge_settings, request_hash
+from tiap.judge.summary import DryRun, JudgeEstimate
+from tiap.rubric import Rubric, render_messages
+
+#: output tokens assumed for a typical judgment in cost estimates.
+TYPICAL_OUTPUT_TOKENS = 100
+_CACHE_BATCH = 500
+
+
+@dataclass
+class Pair:
+    """One (case, judge) pair that needs a label."""
+
+    case: Case
+    messages: list[dict[str, str]]
+    request_hash: str
+    est_input: int
+    est_input_upper: int
+    cached: dict[str, Any] | None = None
+
+
+@dataclass
+class JudgePlan:
+    judge: JudgeSpec
+    settings: dict[str, Any]
+    price: Price | None
+    costs: CostPolicy
+    cases: int = 0
+    already_labelled: int = 0
+    pairs: list[Pair] = field(default_factory=list)
+
+    @property
+    def to_call(self) -> list[Pair]:
+        return [p for p in self.pairs if p.cached is None]
+
+    @property
+    def cache_hits(self) -> list[Pair]:
+        return [p for p in self.pairs if p.cached is not None]
+
+
+@dataclass
+class RunPlan:
+    panel: Panel
+    rubric: Rubric
+    subset: str | None
+    cases: int
+    judges: list[JudgePlan]
+
+
+def _existing(
+    ws: Workspace, panel: Panel, rubric: Rubric, retry_failed: bool
+) -> set[tuple[str, str, str]]:
+    """(case_id, rater, model) pairs that count as done for this rubric."""
+    names = [j.name for j in panel.judges]
+    marks = ",".join("?" for _ in names)
+    rows = ws.conn.execute(
+        "SELECT case_id, rater, model, label, reason FROM labels "
+        f"WHERE rater_kind = 'judge' AND rubric_hash = ? AND rater IN ({marks}) ORDER BY id",
+        [rubric.content_hash, *names],
+    )
+    latest: dict[tuple[str, str, str], tuple[str | None, str | None]] = {}
+    for case_id, rater, model, label, reason in rows:
+        latest[(case_id, rater, model or "")] = (label, reason)
+    done = set()
+    for key, (label, reason) in latest.items():
+        code = (reason or "").split(":", 1)[0]
+        if retry_failed and label is None and code in TRANSPORT_REASONS:
+            continue
+        done.add(key)
+    return done
+
+
+def _cached_responses(ws: Workspace, hashes: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Successful stored responses by request hash."""
+    out: dict[str, dict[str, Any]] = {}
+    unique = list(dict.fromkeys(hashes))
+    for i in range(0, len(unique), _CACHE_BATCH):
+        chunk = unique[i : i + _CACHE_BATCH]
+        marks = ",".join("?" for _ in chunk)
+        for h, response_json in ws.conn.execute(
+            f"SELECT request_hash, response_json FROM model_calls "
+            f"WHERE status = 'ok' AND request_hash IN ({marks})",
+            chunk,
+        ):
+            if response_json:
+                out[h] = json.loads(response_json)
+    return out
+
+
+def plan_run(
+    ws: Workspace,
+    panel: Panel,
+    rubric: Rubric,
+    *,
+    subset: str | None = None,
+    retry_failed: bool = False,
+) -> RunPlan:
+    """Which pairs need a label, and which of those the cache can answer."""
+    cases = ws.cases(subset=subset)
+    if not cases:
+        where = f"subset '{subset}'" if subset else f"workspace {ws.path}"
+        raise TiapError(f"{where} has no cases (run 'tiap cases extract' first)")
+    done = _existing(ws, panel, rubric, retry_failed)
+    rendered = []
+    for case in cases:
+        messages = render_messages(rubric, case.prompt_fields())
+        typical, upper = estimate_tokens(messages)
+        rendered.append((case, messages, canonical_json(messages), typical, upper))
+    plans = []
+    for judge in panel.judges:
+        settings = judge_settings(panel, judge, rubric)
+        settings_json = canonical_json(settings)
+        plan = JudgePlan(
+            judge=judge,
+            settings=settings,
+            price=judge_price(judge),
+            costs=cost_policy(judge),
+            cases=len(cases),
+        )
+        for case, messages, messages_json, typical, upper in rendered:
+            if (case.case_id, judge.name, judge.model) in done:
+                plan.already_labelled += 1
+                continue
+            h = request_hash(settings_json, messages_json)
+            plan.pairs.append(Pair(case, messages, h, typical, upper))
+        plans.append(plan)
+    cached = _cached_responses(ws, [p.request_hash for jp in plans for p in jp.pairs])
+    for jp in plans:
+        for p in jp.pairs:
+            p.cached = cached.get(p.request_hash)
+    return RunPlan(panel=panel, rubric=rubric, subset=subset, cases=len(cases), judges=plans)
+
+
+def _missing_key(judge: JudgeSpec) -> str | None:
+    if judge.api_key_env and not os.environ.get(judge.api_key_env):
+        return judge.api_key_env
+    return None
+
+
+def dry_run(plan: RunPlan) -> DryRun:
+    """Figures of a plan without calling anything."""
+    out = []
+    for jp in plan.judges:
+        to_call = jp.to_call
+        est_in = sum(p.est_input for p in to_call)
+        est_upper = sum(p.est_input_upper for p in to_call)
+        if not to_call:
+            typical, upper = 0.0, 0.0
+        elif jp.price is None:
+            typical = upper = None
+        else:
+            typical = jp.price.cost(est_in, TYPICAL_OUTPUT_TOKENS * len(to_call))
+            upper = jp.price.cost(est_upper, plan.panel.max_tokens * len(to_call))
+        out.append(
+            JudgeEstimate(
+                judge=jp.judge.name,
+                kind=jp.judge.kind,
+                model=jp.judge.model,
+                cases=jp.cases,
+                already_labelled=jp.already_labelled,
+                cache_hits=len(jp.cache_hits),
+                calls=len(to_call),
+                est_input_tokens=est_in,
+                est_cost_usd=None if typical is None else round(typical, 6),
+                max_cost_usd=None if upper is None else round(upper, 6),
+                missing_key_env=_missing_key(jp.judge) if to_call else None,
+            )
+        )
+    return DryRun(
+        panel=plan.panel.name,
+        rubric_id=plan.rubric.id,
+        rubric_hash=plan.rubric.content_hash,
+        subset=plan.subset,
+        cases=plan.cases,
+        judges=out,
+    ).finish()
