@@ -6,11 +6,21 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from judge_support import SECRET, make_case, rows
 
 from tiap.cases import Workspace
 from tiap.judge import load_panel, run_panel
-from tiap.judge.loopback import LoopbackServer, garbage, label_reply, reply, reset, slow, status
+from tiap.judge.loopback import (
+    LoopbackServer,
+    Script,
+    garbage,
+    label_reply,
+    reply,
+    reset,
+    slow,
+    status,
+)
 from tiap.rubric import load_rubric
 
 
@@ -237,3 +247,22 @@ def test_retry_failed_calls_again_only_where_transport_failed(
         assert [r.reason for r in ws.label_history("c0001")] == ["not_json"]
         latest = {r.case_id: r.label for r in ws.latest_labels(raters=["judge-a"])}
     assert latest == {"c0000": "supports", "c0001": None, "c0002": "supports"}
+
+
+def test_openrouter_reported_cost_is_recorded(make_workspace, write_panel, key_env) -> None:
+    db = make_workspace(2)
+    script = Script(default=label_reply("partial", cost=0.0123))
+    with LoopbackServer(script) as server:
+        panel = load_panel(
+            write_panel(
+                server.url, model="openrouter/anthropic/claude-sonnet-4", prices=(3.0, 15.0)
+            )
+        )
+        with Workspace(db) as ws:
+            summary = run_panel(ws, panel, load_rubric(), subset="val")
+        body = server.requests[0].body
+    assert body["model"] == "anthropic/claude-sonnet-4"
+    assert body["usage"] == {"include": True}  # litellm asks OpenRouter for its cost
+    # the provider's own figure, not the panel's list price times tokens
+    assert rows(db, "SELECT cost_usd FROM model_calls") == [(0.0123,), (0.0123,)]
+    assert summary.cost_usd == pytest.approx(0.0246)

@@ -54,15 +54,20 @@ class Behaviour:
     retry_after: float | None = None
     delay_s: float = 0.0
     message: str = "error"
+    #: a provider-reported cost in ``usage.cost`` (as OpenRouter sends it).
+    cost: float | None = None
 
 
 def reply(content: str, delay_s: float = 0.0) -> Behaviour:
     return Behaviour(kind="reply", content=content, delay_s=delay_s)
 
 
-def label_reply(label: str, rationale: str = "scripted", delay_s: float = 0.0) -> Behaviour:
-    """A valid judge reply carrying ``label``."""
-    return reply(json.dumps({"rationale": rationale, "label": label}), delay_s=delay_s)
+def label_reply(
+    label: str, rationale: str = "scripted", delay_s: float = 0.0, cost: float | None = None
+) -> Behaviour:
+    """A valid judge reply carrying ``label`` (and a reported cost, if given)."""
+    content = json.dumps({"rationale": rationale, "label": label})
+    return Behaviour(kind="reply", content=content, delay_s=delay_s, cost=cost)
 
 
 def status(code: int, retry_after: float | None = None, message: str = "error") -> Behaviour:
@@ -135,15 +140,18 @@ class Script:
         return self.default(body) if callable(self.default) else self.default
 
 
-def _usage(body: dict[str, Any], content: str) -> dict[str, int]:
+def _usage(body: dict[str, Any], content: str, cost: float | None = None) -> dict[str, Any]:
     prompt_chars = sum(len(str(m.get("content", ""))) for m in body.get("messages") or [])
     prompt = max(1, prompt_chars // 4)
     completion = max(1, len(content) // 4)
-    return {
+    usage: dict[str, Any] = {
         "prompt_tokens": prompt,
         "completion_tokens": completion,
         "total_tokens": prompt + completion,
     }
+    if cost is not None:
+        usage["cost"] = cost
+    return usage
 
 
 def _reply(request: Any, seen: SeenRequest, behaviour: Behaviour) -> Any:
@@ -163,7 +171,7 @@ def _reply(request: Any, seen: SeenRequest, behaviour: Behaviour) -> Any:
                     "finish_reason": "stop",
                 }
             ],
-            "usage": _usage(seen.body, content),
+            "usage": _usage(seen.body, content, behaviour.cost),
         }
     )
 
