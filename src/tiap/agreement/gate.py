@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict
 
 from tiap.agreement.models import Figure, Gate, GateFigures
 from tiap.agreement.table import LabelTable
+from tiap.errors import TiapError
 from tiap.rubric import Rubric
 
 if TYPE_CHECKING:
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from tiap.cases.workspace import Workspace
 
 GATE_EVENT = "gate"
+FORCE_EVENT = "gate_force"
 VALIDATION_KIND = "validation"
 
 
@@ -216,3 +218,43 @@ def check_scale_gate(ws: Workspace, *, panel: str, rubric_hash: str) -> GateChec
         message=f"scale gate failed for {where} ({when}): {failures}",
         event=event,
     )
+
+
+def require_scale_gate(
+    ws: Workspace,
+    *,
+    panel: str,
+    rubric_id: str,
+    rubric_hash: str,
+    subset: str | None,
+    force: bool,
+) -> str | None:
+    """Refuse to judge beyond a validation subset unless the gate passed or ``force``.
+
+    Judging a subset of kind validation needs no gate. Otherwise a missing or
+    failed gate raises :class:`TiapError` naming the failing figures; with
+    ``force`` the decision is recorded as a ``gate_force`` event and a note for
+    the user is returned.
+    """
+    if subset is not None and ws.subset_params(subset).get("kind") == VALIDATION_KIND:
+        return None
+    result = check_scale_gate(ws, panel=panel, rubric_hash=rubric_hash)
+    if result.passed:
+        return None
+    if not force:
+        where = f"subset '{subset}'" if subset else "all cases"
+        raise TiapError(
+            f"{result.message}; judging {where} beyond a validation subset needs a passed "
+            f"scale gate for panel '{panel}' and rubric '{rubric_id}', or --force"
+        )
+    ws.record_event(
+        FORCE_EVENT,
+        {
+            "panel": panel,
+            "rubric_id": rubric_id,
+            "rubric_hash": rubric_hash,
+            "subset": subset,
+            "message": result.message,
+        },
+    )
+    return f"scale gate not passed ({result.message}); going on because of --force (recorded)"

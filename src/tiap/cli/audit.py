@@ -2,8 +2,134 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 import typer
+
+if TYPE_CHECKING:
+    from tiap.cli.pipeline import AuditOutcome
+
+#: Exit status when the audit stopped before the end without an error:
+#: waiting for human labels, a failed scale gate, or the budget.
+EXIT_PAUSED = 3
+
+
+def _names(text: str | None) -> list[str] | None:
+    return [n.strip() for n in text.split(",") if n.strip()] if text else None
+
+
+def _finish(outcome: AuditOutcome) -> None:
+    typer.echo(f"index: {outcome.index_md} and {outcome.index_html}")
+    if outcome.status == "complete":
+        typer.echo("audit complete")
+        return
+    typer.echo(f"tiap: audit paused ({outcome.status}): {outcome.message}", err=True)
+    if outcome.next_command:
+        typer.echo(f"next: {outcome.next_command}", err=True)
+    raise typer.Exit(EXIT_PAUSED)
 
 
 def register(app: typer.Typer) -> None:
     """Add the ``audit`` and ``demo`` commands to ``app``."""
+
+    @app.command("audit")
+    def audit(
+        bundle: Path = typer.Argument(..., help="Trace bundle directory."),
+        out: Path = typer.Option(..., "--out", help="Directory for every report and index.md."),
+        panel: str = typer.Option(..., "--panel", help="Built-in panel name or panel TOML file."),
+        db: Path | None = typer.Option(
+            None, "--db", help="Workspace (SQLite); default OUT/workspace.sqlite."
+        ),
+        rubric: str = typer.Option("contested-credit", "--rubric", help="Rubric name or TOML."),
+        k: int | None = typer.Option(
+            None, "--k", min=1, help="Cut-off for contested credits (default: the bundle's k)."
+        ),
+        ks: str = typer.Option("10,60", "--ks", help="Rescoring cut-offs."),
+        n: int = typer.Option(115, "--n", min=1, help="Validation subset size."),
+        overlap: int | None = typer.Option(
+            None, "--overlap", min=0, help="Second-reviewer overlap (default scales with --n)."
+        ),
+        seed: int = typer.Option(1337, "--seed", help="Seed for bootstraps and sampling."),
+        from_runs: str | None = typer.Option(
+            None, "--from-runs", help="Draw the validation subset from these runs only."
+        ),
+        no_humans: bool = typer.Option(
+            False,
+            "--no-humans",
+            help="Do not wait for human labels: the gate then uses judge agreement only.",
+        ),
+        reference: str | None = typer.Option(
+            None, "--reference", help="Human reference rater (default: human consensus)."
+        ),
+        min_fleiss: float = typer.Option(0.80, "--min-fleiss", help="Gate: binary Fleiss."),
+        min_judge_kappa: float = typer.Option(
+            0.60, "--min-judge-kappa", help="Gate: each judge's kappa vs humans."
+        ),
+        max_cost: float | None = typer.Option(
+            None, "--max-cost", help="Budget in US dollars for each judging step."
+        ),
+        force: bool = typer.Option(
+            False, "--force", help="Judge every case even if the gate failed (recorded)."
+        ),
+        no_progress: bool = typer.Option(False, "--no-progress", help="No progress bars."),
+    ) -> None:
+        """The whole audit: rescore, contested cases, validation subset, judges, human
+        labels, agreement and gate, then every case and the final report. Resumable: run
+        the same command again to continue (exit status 3 means paused, not failed)."""
+        from tiap.cli.pipeline import AuditSettings, run_audit
+
+        settings = AuditSettings(
+            bundle=bundle,
+            out=out,
+            panel=panel,
+            db=db,
+            rubric=rubric,
+            k=k,
+            ks=ks,
+            n=n,
+            overlap=overlap,
+            seed=seed,
+            from_runs=_names(from_runs),
+            humans="skip" if no_humans else "required",
+            reference=reference,
+            min_fleiss=min_fleiss,
+            min_judge_kappa=min_judge_kappa,
+            max_cost=max_cost,
+            force=force,
+            progress=not no_progress,
+        )
+        _finish(run_audit(settings, say=typer.echo))
+
+    @app.command("demo")
+    def demo(
+        out: Path = typer.Option(Path("tiap-demo"), "--out", help="Where the reports go."),
+        no_progress: bool = typer.Option(False, "--no-progress", help="No progress bars."),
+    ) -> None:
+        """The whole audit, offline, on the sample bundle shipped with tiap and the
+        offline panel (five deterministic baseline judges, no key, no network)."""
+        import os
+
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        from tiap.cli.pipeline import AuditSettings, run_audit
+        from tiap.traces.samples import sample_bundle_path
+
+        typer.echo(
+            "tiap demo: the sample bundle (3 invented conversations), the 'offline' panel "
+            "(deterministic baselines, not LLMs), no human labels; the demo goes past a "
+            "failed gate with --force to show every step."
+        )
+        settings = AuditSettings(
+            bundle=sample_bundle_path(),
+            out=out,
+            panel="offline",
+            n=20,
+            overlap=8,
+            humans="skip",
+            force=True,
+            progress=not no_progress and sys.stderr.isatty(),
+        )
+        outcome = run_audit(settings, say=typer.echo)
+        typer.echo(f"reports in {out.resolve()}: open {outcome.index_html.resolve()}")
+        _finish(outcome)
