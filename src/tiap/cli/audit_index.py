@@ -142,15 +142,18 @@ def _validation_blocks(rep: dict[str, Any], facts: dict[str, Any]) -> list[Block
     ]
     vs = rep["vs_reference"]
     if vs.get("available"):
-        rows = [
-            [
-                r["rater"],
-                _num((r.get("binary") or r["labels"])["kappa"]),
-                _pct((r.get("binary") or r["labels"])["accuracy"]),
-            ]
-            for r in vs["raters"]
-        ]
-        blocks.append(Table(["judge", "kappa vs humans", "accuracy"], rows))
+        rows = []
+        for r in [*vs["raters"], *([vs["majority"]] if vs.get("majority") else [])]:
+            cmp = r.get("binary") or r["labels"]
+            rows.append(
+                [
+                    r["rater"],
+                    str(cmp["n"]),
+                    f"{_num(cmp['kappa']['value'])} {_ci(cmp['kappa'].get('ci'))}".rstrip(),
+                    _pct(cmp["accuracy"]["value"]),
+                ]
+            )
+        blocks.append(Table(["rater", "n", "kappa vs humans (binary)", "accuracy"], rows))
     elif facts.get("humans") == "skip":
         blocks.append(
             Para("No human labels were required (--no-humans): the gate used judge agreement only.")

@@ -1,0 +1,5 @@
+"""``python -m tiap``: the same as the ``tiap`` command."""
+
+from tiap.cli import main
+
+main()

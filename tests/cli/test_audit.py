@@ -1,0 +1,188 @@
+"""`tiap audit` and `tiap demo` end to end, on the sample bundle with the offline panel.
+
+Each test runs the real command in a subprocess (the console script of this
+environment), then reads the workspace and the files it wrote.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tiap.cases import LabelRecord, Workspace
+
+TIAP = [sys.executable, "-m", "tiap.cli"]
+
+
+def run_tiap(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "COLUMNS": "200"}
+    return subprocess.run(
+        [*TIAP, *map(str, args)], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
+    )
+
+
+def counts(db: Path) -> tuple[int, int, int]:
+    """(labels rows, model_calls rows, gate_force events)."""
+    con = sqlite3.connect(db)
+    try:
+        labels = con.execute("SELECT COUNT(*) FROM labels").fetchone()[0]
+        calls = con.execute("SELECT COUNT(*) FROM model_calls").fetchone()[0]
+        forced = con.execute("SELECT COUNT(*) FROM events WHERE kind='gate_force'").fetchone()[0]
+    finally:
+        con.close()
+    return labels, calls, forced
+
+
+def test_demo_runs_every_step_and_resumes(tmp_path: Path) -> None:
+    out = tmp_path / "demo"
+    first = run_tiap("demo", "--out", out, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    for rel in (
+        "index.md",
+        "index.html",
+        "rescore/report.md",
+        "rescore/report.json",
+        "rescore/per_query.csv",
+        "validation/report.html",
+        "validation/report.json",
+        "final/report.html",
+        "final/report.json",
+    ):
+        assert (out / rel).is_file(), rel
+    db = out / "workspace.sqlite"
+    with Workspace(db, create=False) as ws:
+        n_cases = ws.count_cases()
+        judges = ws.raters("judge")
+        latest = ws.latest_labels(rater_kind="judge")
+    # The offline panel has five judges; every one labelled every case exactly once.
+    assert len(judges) == 5
+    assert len(latest) == 5 * n_cases
+    labels, calls, forced = counts(db)
+    assert labels == 5 * n_cases
+    assert calls > 0
+    assert forced == 1  # the demo goes past the failed gate with --force, recorded
+
+    final = json.loads((out / "final/report.json").read_text())
+    assert final["n_cases"] == n_cases
+    index = (out / "index.md").read_text()
+    share = final["majority"]["labels"]["shares"]["supports"]
+    assert f"{100 * share:.1f}%" in index
+    assert "Scale gate: FAIL" in index  # five lexical baselines do not agree at 0.80
+
+    # Running again resumes: nothing is judged or called twice.
+    second = run_tiap("demo", "--out", out, cwd=tmp_path)
+    assert second.returncode == 0, second.stderr
+    assert "skipped (bundle and settings unchanged)" in second.stdout
+    labels2, calls2, _ = counts(db)
+    assert (labels2, calls2) == (labels, calls)
+    assert json.loads((out / "final/report.json").read_text()) == final
+
+
+def test_audit_waits_for_humans_then_continues(tmp_path: Path, sample_bundle_dir: Path) -> None:
+    out = tmp_path / "audit"
+    args = ("audit", sample_bundle_dir, "--out", out, "--panel", "offline", "--n", "6")
+    paused = run_tiap(*args, "--overlap", "2", "--no-progress", cwd=tmp_path)
+    assert paused.returncode == 3, paused.stderr
+    assert "tiap annotate tui --db" in paused.stderr
+    assert "--subset validation" in paused.stderr
+    assert "Traceback" not in paused.stderr
+    db = out / "workspace.sqlite"
+    index = (out / "index.md").read_text()
+    assert "Status: waiting" in index
+    with Workspace(db, create=False) as ws:
+        subset = ws.case_ids(subset="validation")
+        assert len(subset) == 6
+        # Judged the validation subset only, not yet every case.
+        judged = {r.case_id for r in ws.latest_labels(rater_kind="judge")}
+        assert judged == set(subset)
+        # A person labels all but one case: still waiting.
+        for cid in subset[:-1]:
+            ws.add_label(LabelRecord(case_id=cid, rater="ann", rater_kind="human", label="partial"))
+    again = run_tiap(*args, "--no-progress", cwd=tmp_path)
+    assert again.returncode == 3
+    assert "ann 5/6" in again.stdout
+    with Workspace(db, create=False) as ws:
+        ws.add_label(
+            LabelRecord(case_id=subset[-1], rater="ann", rater_kind="human", label="supports")
+        )
+    done = run_tiap(*args, "--no-progress", "--force", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    report = json.loads((out / "validation/report.json").read_text())
+    # The human labels are the reference: every judge is compared with them on 6 cases.
+    assert report["vs_reference"]["available"] is True
+    assert {r["rater"] for r in report["vs_reference"]["raters"]} == {
+        "answer-containment",
+        "evidence-overlap",
+        "qa-overlap",
+        "key-facts",
+        "char-similarity",
+    }
+    assert all(r["labels"]["n"] == 6 for r in report["vs_reference"]["raters"])
+
+
+def test_audit_stops_at_a_failed_gate_without_force(
+    tmp_path: Path, sample_bundle_dir: Path
+) -> None:
+    out = tmp_path / "audit"
+    res = run_tiap(
+        "audit",
+        sample_bundle_dir,
+        "--out",
+        out,
+        "--panel",
+        "offline",
+        "--n",
+        "8",
+        "--no-humans",
+        "--no-progress",
+        cwd=tmp_path,
+    )
+    assert res.returncode == 3
+    assert "scale gate failed" in res.stderr
+    assert "binary Fleiss' kappa over the judges" in res.stderr
+    with Workspace(out / "workspace.sqlite", create=False) as ws:
+        judged = {r.case_id for r in ws.latest_labels(rater_kind="judge")}
+        assert judged == set(ws.case_ids(subset="validation"))
+        assert ws.count_cases() > len(judged)
+        assert ws.events("gate_force") == []
+    assert not (out / "final").exists()
+    # judge run refuses beyond the validation subset for the same reason.
+    refused = run_tiap(
+        "judge", "run", "--db", out / "workspace.sqlite", "--panel", "offline", cwd=tmp_path
+    )
+    assert refused.returncode == 2
+    assert "scale gate failed" in refused.stderr
+
+
+def test_audit_bad_bundle_is_one_line(tmp_path: Path) -> None:
+    res = run_tiap(
+        "audit", tmp_path / "nope", "--out", tmp_path / "o", "--panel", "offline", cwd=tmp_path
+    )
+    assert res.returncode == 2
+    assert res.stderr.strip().count("\n") == 0
+    assert "bundle directory not found" in res.stderr
+
+
+@pytest.mark.parametrize("evil", ["<script>alert(1)</script>"])
+def test_index_html_escapes_text(tmp_path: Path, evil: str) -> None:
+    from tiap.cli.audit_index import write_index
+    from tiap.cli.pipeline import StepRecord
+
+    md, page = write_index(
+        tmp_path,
+        {"bundle": evil, "judges": [evil]},
+        [StepRecord(name=evil, status="done", detail=evil)],
+        "complete",
+        evil,
+        None,
+    )
+    text = page.read_text()
+    assert evil not in text
+    assert "&lt;script&gt;" in text
+    assert evil in md.read_text()
