@@ -16,7 +16,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
-from textual.reactive import reactive
+from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
@@ -46,8 +46,8 @@ class CaseScreen(Screen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = list(NAV_BINDINGS)
 
-    position: reactive[int] = reactive(0, always_update=True, init=False)
-    revealed: reactive[bool] = reactive(False, init=False)
+    position: var[int] = var(0, always_update=True, init=False)
+    revealed: var[bool] = var(False, init=False)
 
     def __init__(self, session: AnnotationSession) -> None:
         super().__init__()
