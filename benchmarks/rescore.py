@@ -8,14 +8,19 @@ store) of 60 memories each, then prints:
 (a) ``metrics_time_ratio_vs_pytrec_eval``: time of tiap's per-query measures
     (8 runs x 3 targets x nDCG, Recall, MRR, MAP, P, Hit at k = 60) divided by
     pytrec_eval's time for the same measures (``ndcg_cut.60 recall.60
-    recip_rank map_cut.60 P.60 success.60``: building one evaluator per
-    (store, target) and evaluating every run) on the same qrels and runs, each
-    tool starting from its own input form: pytrec_eval from qrels and run
-    dicts, tiap from its linked-pair keys and rank matrices (relevance
-    matrices and measures are timed). Goal at most 0.2.
-    ``metrics_from_bundle_ratio_vs_pytrec_eval`` also times tiap's conversion
-    from the loaded bundle (lineage join per store, rank matrix per run),
-    i.e. ``score_runs`` end to end.
+    recip_rank map_cut.60 P.60 success.60``) on the same qrels and runs. Both
+    start from the same information in its natural form: per store and
+    target the qrels (query_id -> relevant memory ids) and per run the
+    rankings (query_id -> ranked memory ids); pytrec_eval gets them as its
+    qrels and run dicts, tiap as sets and lists. Each time includes turning
+    them into the tool's internal form and computing every per-query value:
+    pytrec_eval builds one evaluator per (store, target) and evaluates every
+    run of the store; tiap calls its public ``score_rankings`` once per store
+    (the code that also scores bundles). Goal at most 0.2.
+    ``max_abs_difference_vs_pytrec_eval`` is the largest difference between
+    the two tools' values. ``metrics_from_bundle_ratio_vs_pytrec_eval`` times
+    ``score_runs`` from the loaded bundle instead (lineage join per store
+    included).
 (b) ``full_rescore_ratio_vs_load``: time of the full rescore (read the bundle,
     k = 10 and 60, the 3,000-resample bootstraps, write per_query.csv,
     report.json and report.md) divided by the time to only read the bundle;
@@ -37,10 +42,9 @@ from pathlib import Path
 import numpy as np
 
 from tiap.rescore.api import rescore_bundle, write_outputs
-from tiap.rescore.lineage import store_targets
-from tiap.rescore.metrics import RankedRelevance, parse_measures
-from tiap.rescore.ranking import rank_matrix
-from tiap.rescore.scores import score_runs
+from tiap.rescore.metrics import Measure, parse_measures
+from tiap.rescore.scores import score_rankings, score_runs
+from tiap.rescore.targets import target_sets
 from tiap.traces.bundle import Bundle, read_bundle, write_bundle
 from tiap.traces.models import BundleConfig, Memory, Query, RunConfig, RunEntry, Source
 
@@ -174,59 +178,84 @@ def best_time(fn: Callable[[], object], repeat: int) -> float:
     return best
 
 
-def pytrec_eval_inputs(bundle: Bundle) -> tuple[dict, dict]:
-    """qrels per (store, target) and runs as pytrec_eval dicts (scores encode the run order)."""
-    qrels: dict[tuple[str, str], dict[str, dict[str, int]]] = {}
+PYTREC_MEASURES = {
+    "ndcg@60": "ndcg_cut_60",
+    "recall@60": "recall_60",
+    "mrr@60": "recip_rank",
+    "map@60": "map_cut_60",
+    "p@60": "P_60",
+    "hit@60": "success_60",
+}
+
+
+def natural_inputs(bundle: Bundle) -> tuple[dict, dict]:
+    """Per store: qrels ``target -> query_id -> set of relevant memory ids`` (queries with
+    an empty target left out, as a qrels file has them) and runs ``run -> query_id ->
+    ranked memory ids``: the information both tools start from."""
+    qrels: dict[str, dict[str, dict[str, set[str]]]] = {}
     for store in bundle.stores:
-        st = store_targets(bundle, store)
-        for target in st.keys:
-            qrels[(store, target)] = {
-                q: dict.fromkeys(members, 1) for q, members in st.as_sets(target).items() if members
-            }
-    runs = {
-        name: {
-            e.query_id: {mid: float(DEPTH - i) for i, mid in enumerate(dict.fromkeys(e.ranking))}
-            for e in entries
+        reference = target_sets(bundle, store)
+        qrels[store] = {
+            t: {q: set(members) for q, members in per_query.items() if members}
+            for t, per_query in reference.items()
         }
-        for name, entries in bundle.runs.items()
-    }
+    runs: dict[str, dict[str, dict[str, list[str]]]] = {}
+    for run in bundle.runs:
+        rankings = {q: list(r) for q, r in bundle.rankings(run).items()}
+        runs.setdefault(bundle.run_store(run), {})[run] = rankings
     return qrels, runs
 
 
-def time_pytrec_eval(bundle: Bundle, qrels: dict, runs: dict, repeat: int) -> float:
+def pytrec_eval_form(qrels: dict, runs: dict) -> tuple[dict, dict]:
+    """The same qrels and runs as pytrec_eval dicts (scores encode the run order)."""
+    trec_qrels = {
+        (store, t): {q: dict.fromkeys(ids, 1) for q, ids in per_query.items()}
+        for store, per_target in qrels.items()
+        for t, per_query in per_target.items()
+    }
+    trec_runs = {
+        store: {
+            run: {
+                q: {m: float(DEPTH - i) for i, m in enumerate(dict.fromkeys(r))}
+                for q, r in rankings.items()
+            }
+            for run, rankings in store_runs.items()
+        }
+        for store, store_runs in runs.items()
+    }
+    return trec_qrels, trec_runs
+
+
+def pytrec_eval_scores(trec_qrels: dict, trec_runs: dict) -> dict:
+    """``(store, target, run) -> query_id -> measure -> value``: evaluators + evaluation."""
     import pytrec_eval
 
     names = {"ndcg_cut.60", "recall.60", "recip_rank", "map_cut.60", "P.60", "success.60"}
-
-    def evaluate() -> None:
-        evaluators = {key: pytrec_eval.RelevanceEvaluator(q, names) for key, q in qrels.items()}
-        for run, run_dict in runs.items():
-            store = bundle.run_store(run)
-            for (s, _t), ev in evaluators.items():
-                if s == store:
-                    ev.evaluate(run_dict)
-
-    return best_time(evaluate, repeat)
+    evaluators = {key: pytrec_eval.RelevanceEvaluator(q, names) for key, q in trec_qrels.items()}
+    return {
+        (store, target, run): ev.evaluate(run_dict)
+        for (store, target), ev in evaluators.items()
+        for run, run_dict in trec_runs[store].items()
+    }
 
 
-def time_tiap_prepared(bundle: Bundle, repeat: int) -> float:
-    """Relevance matrices and measures from prepared target keys and rank matrices."""
-    measures = parse_measures(None, (DEPTH,))
-    targets = {s: store_targets(bundle, s) for s in bundle.stores}
-    query_ids = [q.query_id for q in bundle.queries]
-    prepared = []
-    for run in bundle.runs:
-        st = targets[bundle.run_store(run)]
-        ranks = rank_matrix(bundle.rankings(run), query_ids, st.memories, DEPTH)
-        prepared.append((st, ranks.index))
+def tiap_scores(qrels: dict, runs: dict, measures: tuple[Measure, ...]) -> dict:
+    """``store -> ScoreTable``: tiap's public entry point for target sets + rankings."""
+    return {store: score_rankings(qrels[store], runs[store], measures) for store in runs}
 
-    def evaluate() -> None:
-        for st, index in prepared:
-            for t, rel in st.relevance(index).items():
-                relevance = RankedRelevance(rel, st.sizes[t])
-                np.column_stack([m.compute(relevance) for m in measures])
 
-    return best_time(evaluate, repeat)
+def max_difference(tiap: dict, trec: dict) -> float:
+    """Largest |tiap - pytrec_eval| over every (store, target, run, query, measure)."""
+    worst = 0.0
+    for (store, target, run), per_query in trec.items():
+        table = tiap[store]
+        values = table.runs[run].values[target]
+        row = {q: i for i, q in enumerate(table.query_ids)}
+        cols = {name: table.column(m) for m, name in PYTREC_MEASURES.items()}
+        for q, res in per_query.items():
+            for m, col in cols.items():
+                worst = max(worst, abs(float(values[row[q], col]) - res[m]))
+    return worst
 
 
 def main() -> None:
@@ -247,13 +276,18 @@ def main() -> None:
         print(f"queries {len(loaded.queries)}, runs {len(loaded.runs)}, store sizes {sizes}")
 
         measures60 = parse_measures(None, (DEPTH,))
-        t_tiap = time_tiap_prepared(loaded, args.repeat)
+        qrels, runs = natural_inputs(loaded)
+        trec_qrels, trec_runs = pytrec_eval_form(qrels, runs)
+        t_trec = best_time(lambda: pytrec_eval_scores(trec_qrels, trec_runs), args.repeat)
+        t_tiap = best_time(lambda: tiap_scores(qrels, runs, measures60), args.repeat)
         t_tiap_bundle = best_time(lambda: score_runs(loaded, measures60), args.repeat)
-        qrels, runs = pytrec_eval_inputs(loaded)
-        t_trec = best_time(lambda: time_pytrec_eval(loaded, qrels, runs, 1), args.repeat)
+        worst = max_difference(
+            tiap_scores(qrels, runs, measures60), pytrec_eval_scores(trec_qrels, trec_runs)
+        )
         print(
-            f"(a) tiap measures {t_tiap:.3f}s (from the loaded bundle {t_tiap_bundle:.3f}s), "
-            f"pytrec_eval {t_trec:.3f}s"
+            f"(a) tiap measures {t_tiap:.3f}s (from the loaded bundle, lineage join included: "
+            f"{t_tiap_bundle:.3f}s), pytrec_eval {t_trec:.3f}s; "
+            f"largest difference {worst:.1e}"
         )
 
         out = Path(tmp) / "out"
@@ -270,6 +304,7 @@ def main() -> None:
                 "metrics_time_ratio_vs_pytrec_eval": round(t_tiap / t_trec, 4),
                 "full_rescore_ratio_vs_load": round(t_full / t_load, 4),
                 "metrics_from_bundle_ratio_vs_pytrec_eval": round(t_tiap_bundle / t_trec, 4),
+                "max_abs_difference_vs_pytrec_eval": worst,
                 "seconds": {
                     "tiap_measures": round(t_tiap, 4),
                     "tiap_measures_from_bundle": round(t_tiap_bundle, 4),

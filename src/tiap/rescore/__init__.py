@@ -5,6 +5,8 @@ so that importing the package stays cheap:
 
 - :func:`rescore_bundle`, :class:`RescoreResult`, :func:`write_outputs`,
   :func:`rescore_path` (:mod:`tiap.rescore.api`);
+- :func:`score_rankings` (per-query measures from target sets and rankings
+  given directly) and :func:`score_runs` (:mod:`tiap.rescore.scores`);
 - :func:`parse_measure`, :func:`parse_measures`, :class:`Measure`
   (:mod:`tiap.rescore.metrics`);
 - :func:`first_hit_rank`, :func:`first_occurrences` (:mod:`tiap.rescore.ranking`);
@@ -23,6 +25,8 @@ _EXPORTS = {
     "write_outputs": "tiap.rescore.api",
     "RescoreResult": "tiap.rescore.api",
     "RescoreReport": "tiap.rescore.report_models",
+    "score_rankings": "tiap.rescore.scores",
+    "score_runs": "tiap.rescore.scores",
     "parse_measure": "tiap.rescore.metrics",
     "parse_measures": "tiap.rescore.metrics",
     "Measure": "tiap.rescore.metrics",

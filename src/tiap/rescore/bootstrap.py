@@ -60,16 +60,21 @@ def resample_means_many(blocks: list[np.ndarray], resamples: int, seed: int) -> 
         raise ValueError("all blocks must have the same number of rows")
     rng = np.random.default_rng(seed)
     outs = [np.empty((resamples, b.shape[1]), dtype=np.float64) for b in blocks]
-    chunk = max(1, _CHUNK_ELEMENTS // max(n, 1))  # chunk * n < 2**31: offsets fit int32
-    offsets = (np.arange(chunk, dtype=np.int32) * n)[:, None]
+    chunk = min(max(1, _CHUNK_ELEMENTS // max(n, 1)), resamples)
+    offsets = (np.arange(chunk, dtype=np.int64) * n)[:, None]
+    # buffers reused by every chunk: flat (resample, query) cells and their counts
+    cells = np.empty((chunk, n), dtype=np.intp)
+    weights = np.empty((chunk, n), dtype=np.float64)
     for start in range(0, resamples, chunk):
         rows = min(chunk, resamples - start)
-        idx = rng.integers(0, n, size=(rows, n), dtype=np.int32)
-        idx += offsets[:rows]
-        counts = np.bincount(idx.ravel(), minlength=rows * n).reshape(rows, n)
-        weights = counts.astype(np.float64)
+        drawn = rng.integers(0, n, size=(rows, n), dtype=np.int32)
+        np.add(drawn, offsets[:rows], out=cells[:rows])
+        counts = np.bincount(cells[:rows].reshape(-1), minlength=rows * n)
+        np.copyto(weights[:rows], counts.reshape(rows, n))
         for block, out in zip(blocks, outs, strict=True):
-            out[start : start + rows] = (weights @ block) / n
+            part = out[start : start + rows]
+            np.matmul(weights[:rows], block, out=part)
+            part /= n
     return outs
 
 
@@ -177,6 +182,7 @@ class BootstrapBatch:
         for n in sorted(by_size):
             mkeys = by_size[n]
             per_mask = self._means(mkeys) if n else {}
+            done: list[tuple[Hashable, np.ndarray, np.ndarray]] = []
             for mkey in mkeys:
                 for key in by_mask[mkey]:
                     _, a, b = self._pending[key]
@@ -188,8 +194,18 @@ class BootstrapBatch:
                     if b is not None:
                         obs = obs - per_mask[mkey][b][0]
                         boot = boot - per_mask[mkey][b][1]
-                    low, high = np.percentile(boot, [100.0 * alpha, 100.0 * (1.0 - alpha)], axis=0)
-                    self._results[key] = BootstrapResult(n, obs, low, high)
+                    done.append((key, obs, boot))
+            if not done:
+                continue
+            # percentiles column by column: one call for every comparison of this size
+            bounds = np.percentile(
+                np.hstack([boot for _, _, boot in done]),
+                [100.0 * alpha, 100.0 * (1.0 - alpha)],
+                axis=0,
+            )
+            edges = np.cumsum([0, *(obs.size for _, obs, _ in done)])
+            for (key, obs, _), lo, hi in zip(done, edges[:-1], edges[1:], strict=True):
+                self._results[key] = BootstrapResult(n, obs, bounds[0, lo:hi], bounds[1, lo:hi])
         self._pending.clear()
         self._columns.clear()
         self._masks.clear()

@@ -2,12 +2,15 @@
 
 Looking up one Python string in a dict compares it with the stored key, which
 touches a second object; for the hundreds of thousands of memory ids in a
-bundle's runs that comparison dominates. :class:`IdIndex` instead matches the
-ids' cached ``hash()`` values against the sorted hashes of the known ids with
-one vectorised search. That is exact whenever the known ids have distinct
-hashes (checked; otherwise, or when an id is not found, the plain dict path
-is used) and every looked-up id is one of the known ids, which bundle
-validation guarantees for the memories a run ranks.
+bundle's runs that comparison dominates. :class:`IdIndex` instead looks the
+ids' cached ``hash()`` values up among the hashes of the known ids in a
+:class:`HashTable` (a bucketed table held in numpy arrays: a few vectorised
+gathers for any number of lookups). That is exact whenever the known ids have
+distinct hashes (checked; otherwise, or when an id is not found, the plain
+dict path is used) and every looked-up id is one of the known ids, which
+bundle validation guarantees for the memories a run ranks. Callers that cannot
+rely on that (relevance of arbitrary rankings) compare the strings of the few
+positions that matter.
 """
 
 from __future__ import annotations
@@ -19,10 +22,92 @@ import numpy as np
 
 from tiap.errors import TiapError
 
+#: Fibonacci hashing multiplier (2**64 / golden ratio): spreads any int64 keys over the slots.
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+#: Its inverse modulo 2**64 (``_GOLDEN * _GOLDEN_INVERSE == 1``).
+_GOLDEN_INVERSE = np.uint64(pow(0x9E3779B97F4A7C15, -1, 1 << 64))
+
 
 def hashes(ids: Sequence[str]) -> np.ndarray:
-    """``hash(id)`` of every id as an int64 array."""
+    """``hash(id)`` of every id as an int64 array (``hash`` never returns ``-1``)."""
     return np.fromiter(map(hash, ids), dtype=np.int64, count=len(ids))
+
+
+class HashTable:
+    """Where each of many int64 values occurs among distinct int64 keys.
+
+    An open-addressing table held in numpy arrays. A key's home slot is the
+    top bits of ``key * golden`` (Fibonacci hashing) in a table of 4 to 8
+    slots per key (2 to 4 beyond a million keys); keys sharing a home take
+    the next free slots (linear probing, laid out at once: with keys sorted by
+    home, ``slot_i = i + cummax(home_i - i)``). Free slots hold a value that is
+    not a key. A lookup gathers each value's home slot and compares, one
+    vectorised round per further probe; most values settle in the first
+    round. Much faster than a binary search per value. Build one with
+    :meth:`of_distinct`.
+    """
+
+    def __init__(self, keys: np.ndarray, mixed: np.ndarray, order: np.ndarray, bits: int) -> None:
+        self._shift = np.uint64(64 - bits)
+        home = (mixed >> self._shift).view(np.int64)
+        rank = np.arange(mixed.size, dtype=np.int64)
+        slots = rank + np.maximum.accumulate(home - rank) if mixed.size else rank
+        size = max(1 << bits, int(slots[-1]) + 1 if slots.size else 0) + 1  # last slot free
+        free = np.iinfo(np.int64).min
+        while bool(np.any(keys == free)):
+            free += 1
+        self._free = free
+        self._keys = np.full(size, free, dtype=np.int64)
+        self._where = np.full(size, -1, dtype=np.int64)
+        self._keys[slots] = keys[order]
+        self._where[slots] = order
+
+    @classmethod
+    def of_distinct(cls, keys: np.ndarray) -> HashTable | None:
+        """A table of ``keys``, or ``None`` if two of them are equal."""
+        keys = np.ascontiguousarray(keys, dtype=np.int64)
+        n = int(keys.size)
+        mixed = keys.view(np.uint64) * _GOLDEN  # a bijection: equal keys <=> equal values
+        order = np.argsort(mixed, kind="stable")
+        mixed = mixed[order]
+        if n > 1 and bool(np.any(mixed[1:] == mixed[:-1])):
+            return None
+        return cls(keys, mixed, order, n.bit_length() + (2 if n < 1 << 20 else 1))
+
+    def lookup(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(i, p)``: ``values.flat[i]`` is the key at position ``p`` (keys as given);
+        ``i`` ascending, values that are not keys left out."""
+        flat = np.ascontiguousarray(values, dtype=np.int64).reshape(-1)
+        slots = flat.view(np.uint64) * _GOLDEN
+        slots >>= self._shift
+        slots = slots.view(np.int64)
+        found = self._keys[slots]
+        hit = found == flat
+        todo = np.flatnonzero(~hit & (found != self._free))
+        index = [np.flatnonzero(hit)]
+        where = [self._where[slots[index[0]]]]
+        slots = slots[todo]
+        while todo.size:
+            slots += 1
+            found = self._keys[slots]
+            hit = found == flat[todo]
+            index.append(todo[hit])
+            where.append(self._where[slots[hit]])
+            more = ~hit & (found != self._free)
+            todo, slots = todo[more], slots[more]
+        i, p = np.concatenate(index), np.concatenate(where)
+        keep = p >= 0  # a value equal to the free marker "finds" a free slot
+        if len(index) > 1:
+            order = np.argsort(i[keep], kind="stable")
+            return i[keep][order], p[keep][order]
+        return i[keep], p[keep]
+
+    def find(self, values: np.ndarray) -> np.ndarray:
+        """Position (in the keys as given) of each value, ``-1`` where it is not a key."""
+        out = np.full(np.size(values), -1, dtype=np.int64)
+        i, p = self.lookup(values)
+        out[i] = p
+        return out.reshape(np.shape(values))
 
 
 class IdIndex:
@@ -31,10 +116,12 @@ class IdIndex:
     def __init__(self, ids: Sequence[str], what: str = "id") -> None:
         self.ids = tuple(ids)
         self.what = what
-        h = hashes(self.ids)
-        self._order = np.argsort(h, kind="stable")
-        self._sorted = h[self._order]
-        self._fast = bool(np.all(self._sorted[1:] != self._sorted[:-1]))
+        self.hashes = hashes(self.ids)
+
+    @cached_property
+    def table(self) -> HashTable | None:
+        """The ids' hashes in a :class:`HashTable` (``None`` if two ids share a hash)."""
+        return HashTable.of_distinct(self.hashes)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -45,14 +132,18 @@ class IdIndex:
 
     def positions(self, ids: Sequence[str]) -> np.ndarray:
         """Position of each of ``ids``; an unknown id raises :class:`TiapError`."""
-        if self._fast and self.ids:
-            h = hashes(ids)
-            pos = np.searchsorted(self._sorted, h)
-            np.minimum(pos, len(self.ids) - 1, out=pos)
-            if bool(np.all(self._sorted[pos] == h)):
-                return self._order[pos]
+        if self.table is not None:
+            pos = self.table.find(hashes(ids))
+            if bool(np.all(pos >= 0)):
+                return pos
         mapping = self.mapping
         try:
             return np.fromiter(map(mapping.__getitem__, ids), dtype=np.int64, count=len(ids))
         except KeyError as exc:
             raise TiapError(f"unknown {self.what} '{exc.args[0]}'") from None
+
+    def unknown(self, ids: Sequence[str]) -> TiapError:
+        """The error for the first of ``ids`` that is not known."""
+        mapping = self.mapping
+        missing = next((x for x in ids if x not in mapping), "?")
+        return TiapError(f"unknown {self.what} '{missing}'")

@@ -6,20 +6,24 @@ each match checked on the ids themselves); each target then
 keeps the pairs whose memory it admits. A pair is encoded as the integer key
 ``q * n_memories + m`` (query position ``q`` in the bundle, memory position
 ``m`` in the store), so relevance of a whole run under every target is one
-``searchsorted`` (:meth:`StoreTargets.relevance`). The sets are exactly those of
-:func:`tiap.rescore.targets.target_sets`.
+hash-table lookup of its ranked keys (:meth:`StoreTargets.relevance`). The sets
+are exactly those of :func:`tiap.rescore.targets.target_sets`.
+:func:`qrels_targets` builds the same arrays from target sets given directly
+(``target -> query_id -> relevant memory ids``).
 """
 
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain
+from functools import cached_property
+from itertools import chain, repeat
 
 import numpy as np
 
-from tiap.rescore.ids import IdIndex, hashes
+from tiap.rescore.ids import HashTable, IdIndex, hashes
+from tiap.rescore.ranking import RankedIds
 from tiap.rescore.targets import DEFAULT_TARGETS, get_target
 from tiap.traces.bundle import Bundle
 
@@ -40,21 +44,57 @@ class StoreTargets:
         """Per target: sorted keys ``q * n_memories + m`` of its (query, memory) members."""
         return {t: self.linked[mask] for t, mask in self.admitted.items()}
 
-    def relevance(self, index: np.ndarray) -> dict[str, np.ndarray]:
-        """``target -> rel`` with ``rel[q, i]``: is memory ``index[q, i]`` in query ``q``'s
-        target? ``index`` holds store positions (``-1`` = no memory), one row per query.
-
-        One vectorised search of every ranked (query, memory) key in the linked
-        pairs; each target then picks its members with a mask.
-        """
+    @cached_property
+    def _pairs(self) -> tuple[np.ndarray, np.ndarray, HashTable | None]:
+        """Query and memory position of each linked pair, and a table of their
+        :func:`pair_keys` (``None`` if two pairs share one: then lookups go by id)."""
         width = max(self.n_memories, 1)
-        keys = np.arange(index.shape[0], dtype=np.int64)[:, None] * width + index
-        if self.linked.size == 0:
-            return {t: np.zeros(index.shape, dtype=bool) for t in self.admitted}
-        pos = np.searchsorted(self.linked, keys)
-        np.minimum(pos, self.linked.size - 1, out=pos)
-        found = (self.linked[pos] == keys) & (index >= 0)
-        return {t: found & mask[pos] for t, mask in self.admitted.items()}
+        query, memory = np.divmod(self.linked, width)
+        keys = pair_keys(self.memories.hashes[memory], query)
+        return query, memory, HashTable.of_distinct(keys)
+
+    def relevance(self, ranked: RankedIds, *, strict: bool = False) -> dict[str, np.ndarray]:
+        """``target -> rel`` with ``rel[q, i]``: is the memory at rank ``i + 1`` of query
+        ``q`` in that query's target?
+
+        Each ranked cell's (query, id hash) key is looked up among the linked
+        pairs' keys in one vectorised pass, and the few cells found are checked
+        on the query and the id itself (so a hash collision cannot make
+        anything relevant); each target then picks its members with a mask. A
+        ranked id that is not one of :attr:`memories` is not relevant, or with
+        ``strict`` raises :class:`~tiap.errors.TiapError`.
+        """
+        if strict:
+            ranked.codes(self.memories, strict=True)
+        query, memory, table = self._pairs
+        shape = ranked.hashes.shape
+        rows_of = np.arange(shape[0], dtype=np.int64)[:, None]
+        if not self.linked.size:
+            cells, pos = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        elif table is None:
+            width = max(self.n_memories, 1)
+            codes = ranked.codes(self.memories, strict=False, exact=True)
+            keys = np.where(codes >= 0, rows_of * width + codes, -1).reshape(-1)
+            at = np.minimum(np.searchsorted(self.linked, keys), self.linked.size - 1)
+            cells = np.flatnonzero(self.linked[at] == keys)
+            pos = at[cells]
+        else:
+            cells, pos = table.lookup(pair_keys(ranked.hashes, rows_of))
+        ranked_cell = ranked.hashes.reshape(-1)[cells] != -1
+        rows, cols = np.divmod(cells[ranked_cell], shape[1])
+        pos = pos[ranked_cell]
+        ranked_ids = ranked.ids_at(rows, cols)
+        member_ids = list(map(self.memory_ids.__getitem__, memory[pos].tolist()))
+        same = query[pos] == rows
+        if ranked_ids != member_ids:  # one C-level comparison; element-wise only on a mismatch
+            same &= np.fromiter(map(operator.eq, ranked_ids, member_ids), bool, count=pos.size)
+        rows, cols, pos = rows[same], cols[same], pos[same]
+        out: dict[str, np.ndarray] = {}
+        for t, mask in self.admitted.items():
+            rel = np.zeros(shape, dtype=bool)
+            rel[rows, cols] = mask[pos]
+            out[t] = rel
+        return out
 
     @property
     def memory_ids(self) -> tuple[str, ...]:
@@ -74,6 +114,22 @@ class StoreTargets:
     def as_sets(self, target: str) -> dict[str, frozenset[str]]:
         """``query_id -> set of memory ids``, like :func:`~tiap.rescore.targets.target_sets`."""
         return {q: self.members(target, i) for i, q in enumerate(self.query_ids)}
+
+
+#: Odd multiplier that spreads query positions over the 64-bit key space.
+_QUERY_MIX = np.uint64(0xD6E8FEB86659FD93)
+
+
+def pair_keys(id_hashes: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """A 64-bit key per (query position, memory id hash) pair (broadcast; wraps around).
+
+    Distinct pairs can share a key, very rarely: matches are checked on the
+    query and the id.
+    """
+    mixed = id_hashes.view(np.uint64) + np.asarray(query, dtype=np.int64).view(np.uint64) * (
+        _QUERY_MIX
+    )
+    return mixed.view(np.int64)
 
 
 def _flatten(groups: Sequence[Sequence[str]]) -> tuple[np.ndarray, list[str]]:
@@ -141,6 +197,67 @@ def store_targets(
         query_ids=tuple(q.query_id for q in queries),
         memories=IdIndex([m.memory_id for m in memories], what=f"memory id in store '{store}'"),
         linked=linked_keys,
+        admitted=admitted,
+        sizes=sizes,
+    )
+
+
+def _distinct(ids: list[str]) -> tuple[list[str], np.ndarray]:
+    """The distinct ids (first-seen order) and each id's position among them.
+
+    Grouped by hash in one sort; each id is then checked against its group's
+    first id, and only if two different ids share a hash is a dict used.
+    """
+    h = hashes(ids)
+    _, first, inverse = np.unique(h, return_index=True, return_inverse=True)
+    order = np.argsort(first)
+    distinct = list(map(ids.__getitem__, first[order].tolist()))
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    codes = rank[inverse.reshape(-1)]
+    if all(map(operator.eq, ids, map(distinct.__getitem__, codes.tolist()))):
+        return distinct, codes
+    index = dict.fromkeys(ids)
+    position = {x: i for i, x in enumerate(index)}
+    return list(index), np.fromiter(map(position.__getitem__, ids), np.int64, count=len(ids))
+
+
+def qrels_targets(
+    qrels: Mapping[str, Mapping[str, Collection[str]]],
+    query_ids: Sequence[str],
+    store: str = "",
+) -> StoreTargets:
+    """Target sets given directly, as ``target -> query_id -> relevant memory ids``.
+
+    The form of a qrels file (binary relevance): no store or lineage needed.
+    The memories are the distinct ids named anywhere in ``qrels`` (in
+    first-seen order); a query absent from a target's mapping has an empty
+    target there, and queries not in ``query_ids`` are ignored. The result
+    scores rankings exactly like the lineage join of :func:`store_targets`.
+    """
+    names = list(qrels)
+    n = len(query_ids)
+    empty: Collection[str] = ()
+    groups = list(chain.from_iterable(map(qrels[t].get, query_ids, repeat(empty)) for t in names))
+    owner, flat = _flatten(groups)
+    universe, codes = _distinct(flat)
+    memories = IdIndex(universe, what=f"memory id in store '{store}'")
+    width = max(len(memories), 1)
+    keys = (owner % max(n, 1)) * width + codes
+    which = owner // max(n, 1)
+    linked = np.unique(keys)
+    admitted: dict[str, np.ndarray] = {}
+    sizes: dict[str, np.ndarray] = {}
+    for i, t in enumerate(names):
+        members = np.unique(keys[which == i])
+        pos = np.minimum(np.searchsorted(members, linked), max(members.size - 1, 0))
+        admitted[t] = members[pos] == linked if members.size else np.zeros(linked.size, bool)
+        sizes[t] = np.bincount(members // width, minlength=n)
+    return StoreTargets(
+        store=store,
+        query_ids=tuple(query_ids),
+        memories=memories,
+        linked=linked,
         admitted=admitted,
         sizes=sizes,
     )

@@ -10,8 +10,11 @@ shortest round-trip ``repr``, so the file is byte-stable.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import chain
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from tiap.rescore.scores import ScoreTable
 
@@ -39,6 +42,20 @@ def _quote(text: str) -> str:
     return text
 
 
+def _cell_text(values: np.ndarray) -> list[str]:
+    """``",v1,v2,..."`` per row, each value written as ``repr()`` writes it.
+
+    A run's values take few distinct floats, so each distinct one is
+    formatted once (``-0.0``, which sorts with ``0.0``, takes the plain path).
+    """
+    flat = values.reshape(-1)
+    if not flat.size or bool(np.any((flat == 0) & np.signbit(flat))):
+        return ["".join("," + repr(v) for v in row) for row in values.tolist()]
+    distinct, codes = np.unique(flat, return_inverse=True)
+    text = np.array(["," + repr(v) for v in distinct.tolist()], dtype=object)
+    return ["".join(row) for row in text[codes.reshape(values.shape)].tolist()]
+
+
 def write_per_query_csv(table: ScoreTable, path: str | Path) -> Path:
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
@@ -47,22 +64,27 @@ def write_per_query_csv(table: ScoreTable, path: str | Path) -> Path:
     with p.open("w", encoding="utf-8", newline="") as fh:
         fh.write(",".join(_quote(c) for c in columns(table)) + "\n")
         for run, scores in table.runs.items():
-            lines = []
-            heads = {t: f"{_quote(run)},{{}},{_quote(t)}," for t in table.targets}
-            sizes = {t: scores.sizes[t].tolist() for t in table.targets}
-            values = {t: scores.values[t].tolist() for t in table.targets}
-            for i, qid in enumerate(qids):
-                for t in table.targets:
-                    size = sizes[t][i]
-                    cells = ("," + ",".join(map(repr, values[t][i]))) if size else empty
-                    lines.append(heads[t].format(qid) + str(size) + cells + "\n")
-            fh.write("".join(lines))
+            per_target = []
+            lead = f"{_quote(run)},"
+            for t in table.targets:
+                mid = f",{_quote(t)},"
+                sizes = scores.sizes[t].tolist()
+                cells = [
+                    text if size else empty
+                    for text, size in zip(_cell_text(scores.values[t]), sizes, strict=True)
+                ]
+                per_target.append(
+                    [
+                        f"{lead}{q}{mid}{size}{c}\n"
+                        for q, size, c in zip(qids, sizes, cells, strict=True)
+                    ]
+                )
+            fh.write("".join(chain.from_iterable(zip(*per_target, strict=True))))
     return p
 
 
 def per_query_frame(table: ScoreTable) -> Any:
     """The per-query table as a pandas DataFrame (imports pandas)."""
-    import numpy as np
     import pandas as pd
 
     frames = []

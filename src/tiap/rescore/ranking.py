@@ -14,7 +14,7 @@ from itertools import chain
 
 import numpy as np
 
-from tiap.rescore.ids import IdIndex
+from tiap.rescore.ids import IdIndex, hashes
 
 
 def first_occurrences(ranking: Iterable[str]) -> list[str]:
@@ -39,14 +39,110 @@ def first_hit_rank(
 
 
 @dataclass(frozen=True)
+class RankedIds:
+    """A run's rankings over a fixed query order, cut to a depth, repeats dropped.
+
+    ``hashes[q, i]`` is ``hash()`` of the memory id at rank ``i + 1`` of query
+    ``q`` (``-1``, which ``hash`` never returns, past the end of the ranking);
+    ``rows[q]`` is the ranking itself (repeats dropped when it had one within
+    the top ``depth``: its first ``depth`` ids are the ranked ones);
+    ``present[q]`` says whether the run has an entry for query ``q``;
+    ``repeats[q]`` counts the repeats dropped from a ranking that has one
+    within the top ``depth`` (0 otherwise: a repeat further down changes no
+    measure).
+    """
+
+    rows: list[Sequence[str]]
+    hashes: np.ndarray
+    present: np.ndarray
+    repeats: np.ndarray
+
+    @property
+    def depth(self) -> int:
+        return int(self.hashes.shape[1])
+
+    def ids_at(self, rows: np.ndarray, cols: np.ndarray) -> list[str]:
+        """The memory ids at the given (query position, 0-based rank) cells."""
+        ranking = self.rows
+        return [ranking[q][i] for q, i in zip(rows.tolist(), cols.tolist(), strict=True)]
+
+    def codes(self, index: IdIndex, *, strict: bool, exact: bool = False) -> np.ndarray:
+        """``(queries, depth)`` positions in ``index`` of the ranked ids (``-1``: none).
+
+        With ``strict`` a ranked id that ``index`` does not know raises
+        :class:`~tiap.errors.TiapError`; otherwise it gets ``-1`` too. Positions
+        are found by hash (see :class:`~tiap.rescore.ids.IdIndex`), or with
+        ``exact`` by the ids themselves (slower).
+        """
+        ranked = self.hashes != -1
+        if index.table is not None and not exact:
+            codes = index.table.find(self.hashes)
+        else:
+            codes = np.full(self.hashes.shape, -1, dtype=np.int64)
+            rows, cols = np.nonzero(ranked)
+            get = index.mapping.get
+            codes[rows, cols] = [get(x, -1) for x in self.ids_at(rows, cols)]
+        if strict:
+            missing = ranked & (codes < 0)
+            if missing.any():
+                raise index.unknown(self.ids_at(*np.nonzero(missing)))
+        return codes
+
+
+def ranked_ids(
+    rankings: Mapping[str, Sequence[str]], query_ids: Sequence[str], depth: int
+) -> RankedIds:
+    """Build :class:`RankedIds` ``(len(query_ids), depth)`` from ``query_id -> ranking``.
+
+    Queries missing from ``rankings`` get an empty ranking; rankings of other
+    queries are ignored. The top ``depth`` ids of all rankings are hashed in
+    one pass; repeats are found with one vectorised test over those hashes
+    (equal hashes of different ids only send a ranking down the exact path);
+    only rankings that have one are rebuilt from their first occurrences.
+    """
+    n = len(query_ids)
+    empty: Sequence[str] = ()
+    given = [rankings.get(q, empty) for q in query_ids]
+    present = np.fromiter(map(rankings.__contains__, query_ids), dtype=bool, count=n)
+    lengths = np.fromiter(map(len, given), dtype=np.int64, count=n)
+    cut = np.minimum(lengths, depth)
+    long = lengths > depth
+    if long.any():
+        cells: Iterable[str] = chain.from_iterable(
+            r[:depth] if over else r for r, over in zip(given, long.tolist(), strict=True)
+        )
+    else:
+        cells = chain.from_iterable(given)
+    flat = np.fromiter(map(hash, cells), dtype=np.int64, count=int(cut.sum()))
+    if n and int(cut.min()) == depth:
+        hashed = flat.reshape(n, depth)
+    else:
+        hashed = np.full((n, depth), -1, dtype=np.int64)
+        hashed[np.arange(depth) < cut[:, None]] = flat
+    ordered = np.sort(hashed, axis=1)
+    repeated = ((ordered[:, 1:] == ordered[:, :-1]) & (ordered[:, 1:] != -1)).any(axis=1)
+    repeats = np.zeros(n, dtype=np.int64)
+    rows = given
+    fix = np.flatnonzero(repeated).tolist()
+    if fix:
+        rows = list(given)
+        for i in fix:
+            firsts = first_occurrences(given[i])
+            rows[i] = firsts
+            repeats[i] = len(given[i]) - len(firsts)
+            top = firsts[:depth]
+            hashed[i] = -1
+            hashed[i, : len(top)] = hashes(top)
+    return RankedIds(rows=rows, hashes=hashed, present=present, repeats=repeats)
+
+
+@dataclass(frozen=True)
 class RankMatrix:
     """A run's rankings over a fixed query order, as memory indices.
 
     ``index[q, i]`` is the store index of the memory at rank ``i + 1`` of query
-    ``q`` (``-1`` past the end of the ranking); ``present[q]`` says whether the
-    run has an entry for query ``q``; ``repeats[q]`` counts the repeats dropped
-    from a ranking that has one within the top ``depth`` (0 otherwise: a
-    repeat further down changes no measure).
+    ``q`` (``-1`` past the end of the ranking); ``present`` and ``repeats`` are
+    those of :class:`RankedIds`.
     """
 
     index: np.ndarray
@@ -58,16 +154,6 @@ class RankMatrix:
         return int(self.index.shape[1])
 
 
-def _fill(index: np.ndarray, rows: list[list[str]], memories: IdIndex) -> None:
-    """Write ``rows`` (already cut to the depth) into ``index`` (rows of ``-1``)."""
-    n, _ = index.shape
-    lengths = np.fromiter(map(len, rows), dtype=np.int64, count=n)
-    flat = memories.positions(list(chain.from_iterable(rows)))
-    starts = np.cumsum(lengths) - lengths
-    cols = np.arange(flat.size, dtype=np.int64) - np.repeat(starts, lengths)
-    index[np.repeat(np.arange(n), lengths), cols] = flat
-
-
 def rank_matrix(
     rankings: Mapping[str, Sequence[str]],
     query_ids: Sequence[str],
@@ -77,25 +163,10 @@ def rank_matrix(
     """Build a :class:`RankMatrix` ``(len(query_ids), depth)`` from ``query_id -> ranking``.
 
     Every ranked id must be one of ``memories`` (bundle validation guarantees
-    it). Queries missing from ``rankings`` get an empty ranking. Repeats are
-    found with one vectorised test over the top ``depth`` of every ranking;
-    only rankings that have one are rebuilt from their first occurrences (and
-    ``repeats`` counts what was dropped from those).
+    it; an unknown one raises :class:`~tiap.errors.TiapError`). Ranks and
+    repeats are those of :func:`ranked_ids`.
     """
-    n = len(query_ids)
-    empty: Sequence[str] = ()
-    given = [rankings.get(q, empty) for q in query_ids]
-    present = np.fromiter((q in rankings for q in query_ids), dtype=bool, count=n)
-    index = np.full((n, depth), -1, dtype=np.int64)
-    _fill(index, [list(r[:depth]) for r in given], memories)
-    ordered = np.sort(index, axis=1)
-    repeated = ((ordered[:, 1:] == ordered[:, :-1]) & (ordered[:, 1:] >= 0)).any(axis=1)
-    repeats = np.zeros(n, dtype=np.int64)
-    fix = np.flatnonzero(repeated)
-    if fix.size:
-        firsts = [first_occurrences(given[i]) for i in fix]
-        sub = np.full((fix.size, depth), -1, dtype=np.int64)
-        _fill(sub, [r[:depth] for r in firsts], memories)
-        index[fix] = sub
-        repeats[fix] = [len(given[i]) - len(f) for i, f in zip(fix, firsts, strict=True)]
-    return RankMatrix(index=index, present=present, repeats=repeats)
+    ranked = ranked_ids(rankings, query_ids, depth)
+    return RankMatrix(
+        index=ranked.codes(memories, strict=True), present=ranked.present, repeats=ranked.repeats
+    )

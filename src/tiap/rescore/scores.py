@@ -1,22 +1,26 @@
 """Per-query scores of every run under every target, as arrays.
 
-:func:`score_runs` is the vectorised hot path: per store one lineage join
-(:func:`~tiap.rescore.lineage.store_targets`), per run one rank matrix, per
-(run, target) one relevance matrix and one column per measure. No Python loop
-runs over queries x ranks.
+:func:`score_runs` scores a bundle: per store one lineage join
+(:func:`~tiap.rescore.lineage.store_targets`), per run the hashes of its
+ranked ids (:func:`~tiap.rescore.ranking.ranked_ids`), per (run, target) one
+relevance matrix and one column per measure (:func:`score_ranked`).
+:func:`score_rankings` does the same from target sets and rankings given
+directly (``query_id -> ids``), through the same :func:`score_ranked`. No
+Python loop runs over queries x ranks.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 
 from tiap.errors import TiapError
-from tiap.rescore.lineage import StoreTargets, store_targets
+from tiap.rescore.lineage import StoreTargets, qrels_targets, store_targets
 from tiap.rescore.metrics import Measure, RankedRelevance
-from tiap.rescore.ranking import rank_matrix
+from tiap.rescore.ranking import RankedIds, ranked_ids
 from tiap.rescore.targets import DEFAULT_TARGETS, get_target
 from tiap.traces.bundle import Bundle
 
@@ -68,6 +72,84 @@ def select_runs(bundle: Bundle, runs: Sequence[str] | None) -> tuple[str, ...]:
     return tuple(sorted(dict.fromkeys(chosen)))
 
 
+def _check_measures(measures: Sequence[Measure]) -> int:
+    """The ranking depth the measures need."""
+    if not measures:
+        raise TiapError("no measure selected")
+    return max(m.k for m in measures)
+
+
+def score_ranked(
+    targets: StoreTargets,
+    ranked: RankedIds,
+    measures: Sequence[Measure],
+    *,
+    run: str = "",
+    strict: bool = False,
+) -> RunScores:
+    """One run's per-query values under every target of ``targets``.
+
+    ``ranked`` must cover ``targets.query_ids`` in that order, at least as
+    deep as the deepest measure. With ``strict`` every ranked id must be one
+    of ``targets.memories``.
+    """
+    values: dict[str, np.ndarray] = {}
+    for t, rel in targets.relevance(ranked, strict=strict).items():
+        relevance = RankedRelevance(rel, targets.sizes[t])
+        values[t] = np.column_stack([m.compute(relevance) for m in measures])
+    return RunScores(
+        run=run,
+        store=targets.store,
+        values=values,
+        sizes=dict(targets.sizes),
+        present=ranked.present,
+        repeats=ranked.repeats,
+    )
+
+
+def score_rankings(
+    qrels: Mapping[str, Mapping[str, Collection[str]]],
+    runs: Mapping[str, Mapping[str, Sequence[str]]],
+    measures: Sequence[Measure],
+    *,
+    query_ids: Sequence[str] | None = None,
+) -> ScoreTable:
+    """Per-query measures of rankings against target sets given directly.
+
+    ``qrels`` is ``target -> query_id -> relevant memory ids`` (binary
+    relevance, the form of a qrels file; a pytrec_eval qrels dict works too,
+    every listed id counting as relevant), ``runs`` is ``run -> query_id ->
+    ranked memory ids`` (best first; a repeated id counts at its first rank).
+    ``query_ids`` fixes the rows (default: every query named in ``qrels``, in
+    first-seen order); a query without relevant ids under a target is ``nan``
+    there, a query missing from a run has an empty ranking, and rankings of
+    other queries are ignored. The same code scores bundles
+    (:func:`score_runs`), so for a bundle's target sets and runs the values
+    are identical. From a notebook::
+
+        table = score_rankings({"source": {"q1": {"m1", "m7"}}}, {"bm25": {"q1": ["m7", "m2"]}},
+                               parse_measures("ndcg,recall", (10,)))
+        table.runs["bm25"].values["source"]   # (queries, measures)
+    """
+    depth = _check_measures(measures)
+    if not qrels:
+        raise TiapError("no target selected")
+    if query_ids is None:
+        query_ids = list(dict.fromkeys(chain.from_iterable(qrels.values())))
+    st = qrels_targets(qrels, query_ids)
+    scored = {
+        run: score_ranked(st, ranked_ids(rankings, st.query_ids, depth), measures, run=run)
+        for run, rankings in runs.items()
+    }
+    return ScoreTable(
+        query_ids=st.query_ids,
+        categories=(None,) * len(st.query_ids),
+        measures=tuple(measures),
+        targets=tuple(qrels),
+        runs=scored,
+    )
+
+
 def score_runs(
     bundle: Bundle,
     measures: Sequence[Measure],
@@ -75,14 +157,12 @@ def score_runs(
     runs: Sequence[str] | None = None,
     targets: Sequence[str] = DEFAULT_TARGETS,
 ) -> ScoreTable:
-    """Compute every measure for every (run, target, query)."""
-    if not measures:
-        raise TiapError("no measure selected")
+    """Compute every measure for every (run, target, query) of a bundle."""
+    depth = _check_measures(measures)
     target_names = tuple(get_target(t).name for t in dict.fromkeys(targets))
     if len(target_names) < 1:
         raise TiapError("no target selected")
     run_names = select_runs(bundle, runs)
-    depth = max(m.k for m in measures)
     query_ids = tuple(q.query_id for q in bundle.queries)
     per_store: dict[str, StoreTargets] = {}
     scored: dict[str, RunScores] = {}
@@ -92,20 +172,8 @@ def score_runs(
             raise TiapError(f"run '{run}' names store '{store}', which the bundle does not have")
         if store not in per_store:
             per_store[store] = store_targets(bundle, store, target_names)
-        st = per_store[store]
-        ranks = rank_matrix(bundle.rankings(run), query_ids, st.memories, depth)
-        values: dict[str, np.ndarray] = {}
-        for t, rel in st.relevance(ranks.index).items():
-            relevance = RankedRelevance(rel, st.sizes[t])
-            values[t] = np.column_stack([m.compute(relevance) for m in measures])
-        scored[run] = RunScores(
-            run=run,
-            store=store,
-            values=values,
-            sizes={t: st.sizes[t] for t in target_names},
-            present=ranks.present,
-            repeats=ranks.repeats,
-        )
+        ranked = ranked_ids(bundle.rankings(run), query_ids, depth)
+        scored[run] = score_ranked(per_store[store], ranked, measures, run=run, strict=True)
     return ScoreTable(
         query_ids=query_ids,
         categories=tuple(q.category for q in bundle.queries),

@@ -16,6 +16,7 @@ reported in :attr:`Bundle.warnings`.
 
 from __future__ import annotations
 
+import gc
 import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -136,8 +137,31 @@ def _read_run(path: Path) -> list[tuple[int | None, RunEntry]]:
 
 
 def read_bundle(path: str | Path) -> Bundle:
-    """Read and validate a bundle directory."""
-    root = Path(path)
+    """Read and validate a bundle directory.
+
+    A large bundle is hundreds of thousands of small records that form no
+    reference cycles, and the cyclic garbage collector would spend about half
+    of the reading time walking them again and again. So it is paused while
+    reading (and restarted afterwards if it was running), and the records are
+    then moved straight to its oldest generation (``gc.freeze()`` then
+    ``gc.unfreeze()``, skipped if the process keeps frozen objects), so that
+    the frequent young-generation collections that follow do not walk them
+    either. Nothing stays frozen and nothing else changes.
+    """
+    running = gc.isenabled()
+    gc.disable()
+    try:
+        bundle = _read_bundle(Path(path))
+    finally:
+        if running:
+            gc.enable()
+    if gc.get_freeze_count() == 0:
+        gc.freeze()
+        gc.unfreeze()
+    return bundle
+
+
+def _read_bundle(root: Path) -> Bundle:
     config = read_config(root)
     queries = list(iter_jsonl(root / QUERIES_FILE, Query))
     sources = list(iter_jsonl(root / SOURCES_FILE, Source))

@@ -42,6 +42,7 @@ class RankedRelevance:
             raise ValueError("rel must be (queries, depth) and n_rel (queries,)")
         self.rel = rel.astype(bool, copy=False)
         self.n_rel = n_rel.astype(np.int64, copy=False)
+        self._hits: dict[int, np.ndarray] = {}
 
     @property
     def depth(self) -> int:
@@ -83,9 +84,12 @@ class RankedRelevance:
         return np.where(found, np.argmax(self.rel, axis=1) + 1, 0)
 
     def hits_at(self, k: int) -> np.ndarray:
-        """Relevant memories in the top ``k``, as floats."""
+        """Relevant memories in the top ``k``, as floats (shared: do not modify)."""
         self.check_depth(k)
-        return np.count_nonzero(self.rel[:, :k], axis=1).astype(np.float64)
+        hits = self._hits.get(k)
+        if hits is None:
+            hits = self._hits[k] = np.count_nonzero(self.rel[:, :k], axis=1).astype(np.float64)
+        return hits
 
     def dcg_at(self, k: int) -> np.ndarray:
         """DCG of the top ``k`` with binary gains."""
@@ -133,7 +137,7 @@ class Measure:
     def compute(self, relevance: RankedRelevance) -> np.ndarray:
         """Per-query values (``nan`` for queries with an empty target)."""
         relevance.check_depth(self.k)
-        values = np.asarray(self.family.compute(relevance, self.k), dtype=np.float64)
+        values = np.array(self.family.compute(relevance, self.k), dtype=np.float64)  # a copy
         values[relevance.n_rel == 0] = np.nan
         return values
 
