@@ -26,6 +26,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import sqlite3
 import sys
 import tempfile
@@ -158,18 +159,55 @@ def build_workspace(path: Path, n: int, seed: int) -> str:
     return f"LoCoMo text from {locomo}" if locomo else "synthetic text (no shared LoCoMo data)"
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
 class FrameClock:
-    """Records when the screen composes a frame (wraps its compositor refresh)."""
+    """Watches what the app sends to the terminal.
 
-    def __init__(self, screen) -> None:
-        self.last = 0.0
-        inner = screen._compositor_refresh
+    Wraps the app's display step, which receives every frame Textual composes;
+    the frame is also turned into the terminal output a real terminal would be
+    sent (the headless driver skips that step). A waiter resolves at the first
+    frame whose output shows the case now on screen: its credited memory line
+    (``· m00042``, the first line of the memory pane).
+    """
 
-        def refresh() -> None:
-            inner()
-            self.last = time.perf_counter()
+    def __init__(self, app) -> None:
+        from textual._compositor import CompositorUpdate
 
-        screen._compositor_refresh = refresh
+        self._waiter: tuple[str | None, asyncio.Future[tuple[float, float]]] | None = None
+        inner = app._display
+        console = app.console
+
+        def display(target, renderable) -> None:
+            inner(target, renderable)
+            if not isinstance(renderable, CompositorUpdate):
+                return
+            output = renderable.render_segments(console)
+            now, cpu = time.perf_counter(), time.process_time()
+            if self._waiter is None:
+                return
+            before, future = self._waiter
+            case_id = getattr(target, "shown_case_id", None)
+            if case_id is None or case_id == before or future.done():
+                return
+            if f"· {memory_id(case_id)}" in _ANSI.sub("", output):
+                future.set_result((now, cpu))
+                self._waiter = None
+
+        app._display = display
+
+    def next_case(self, before: str | None) -> asyncio.Future[tuple[float, float]]:
+        """Resolves with (wall clock, CPU clock) at the first frame on the terminal
+        that shows a case other than ``before``."""
+        future = asyncio.get_running_loop().create_future()
+        self._waiter = (before, future)
+        return future
+
+
+def memory_id(case_id: str) -> str:
+    """The credited memory of a :func:`build_workspace` case (``run0-3-q00042`` -> ``m00042``)."""
+    return "m" + case_id.rsplit("-q", 1)[1]
 
 
 async def measure(db: Path, presses: int) -> tuple[float, list[float], list[float]]:
@@ -186,28 +224,23 @@ async def measure(db: Path, presses: int) -> tuple[float, list[float], list[floa
     app = AnnotateApp(session)
     wall: list[float] = []
     cpu: list[float] = []
+    clock = FrameClock(app)
+    first = clock.next_case(None)
     async with app.run_test(size=(100, 40)) as pilot:
-        screen = app.case_screen
-        clock = FrameClock(screen)
-        while screen.shown_case_id is None or clock.last == 0.0:
-            await asyncio.sleep(0)
-        startup = clock.last - t0
+        startup = (await asyncio.wait_for(first, 60))[0] - t0
         await pilot.pause()
+        screen = app.case_screen
         driver = app._driver
         assert driver is not None
         keys = "123"
         for i in range(presses):
-            before = screen.shown_case_id
             key = keys[i % 3]
+            frame = clock.next_case(screen.shown_case_id)
             start, start_cpu = time.perf_counter(), time.process_time()
             driver.send_message(events.Key(key, key))
-            while screen.shown_case_id == before:
-                await asyncio.sleep(0)
-            drawn = time.perf_counter()
-            while clock.last < drawn:  # the next frame Textual composes shows the case
-                await asyncio.sleep(0.0005)
-            wall.append((clock.last - start) * 1000)
-            cpu.append((time.process_time() - start_cpu) * 1000)
+            shown, shown_cpu = await asyncio.wait_for(frame, 10)
+            wall.append((shown - start) * 1000)
+            cpu.append((shown_cpu - start_cpu) * 1000)
             await asyncio.sleep(0.05)  # follow-up frames finish, as between a person's keys
     ws.close()
     return startup, wall, cpu

@@ -8,21 +8,24 @@ workspace before the next case is drawn.
 from __future__ import annotations
 
 import gc
+from collections import OrderedDict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, VerticalScroll
-from textual.content import Content
+from textual.containers import Horizontal
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.strip import Strip
+from textual.widgets import Footer
 
 from tiap.annotate.session import AnnotationSession
 from tiap.annotate.tui import render
 from tiap.annotate.tui.dialogs import HelpScreen, TextPrompt
+from tiap.annotate.tui.panes import TextLine, TextPane
 from tiap.errors import TiapError
 from tiap.rubric.models import Rubric
 
@@ -41,8 +44,29 @@ NAV_BINDINGS: tuple[Binding, ...] = (
 RESERVED_KEYS = frozenset("npuesr/?q")
 
 
+#: the panes that show the case itself, in the order of :class:`CaseView`'s fields
+CASE_PANES = ("head-pane", "evidence-pane", "memory-pane")
+_VIEWS_KEPT = 8
+
+
+@dataclass(frozen=True)
+class CaseView:
+    """A case's panes, rendered: the text of each case pane and its lines at the
+    pane widths of the time (rendered again when a pane's width has changed)."""
+
+    case_id: str
+    widths: tuple[int, ...]
+    parts: tuple[tuple[Text, ...], ...]
+    lines: tuple[list[Strip], ...]
+
+
 class CaseScreen(Screen[None]):
-    """The main screen: one case, its evidence and memory, the rubric, progress."""
+    """The main screen: one case, its evidence and memory, the rubric, progress.
+
+    Drawing a case only repaints panes of fixed size (no layout pass), and once a
+    case is on screen the cases a key press most likely shows next (the next one
+    to do, the following one) are rendered ahead while the rater reads.
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = list(NAV_BINDINGS)
 
@@ -55,29 +79,32 @@ class CaseScreen(Screen[None]):
         #: the case id drawn on screen last (set once its panes are updated)
         self.shown_case_id: str | None = None
         self._shown: dict[str, Text] = {}
+        self._views: OrderedDict[str, CaseView] = OrderedDict()
+        self._rubric_table = render.rubric_table(session)
+        self._rubric_lines: tuple[int, list[Strip]] = (-1, [])
 
     # ----------------------------------------------------------------- layout
 
     def compose(self) -> ComposeResult:
-        yield Static(id="status")
-        with VerticalScroll(id="head-pane"):
-            yield Static(id="head")
+        yield TextLine(id="status")
+        yield TextPane(id="head-pane")
         with Horizontal(id="middle"):
-            with VerticalScroll(id="evidence-pane") as ev:
-                ev.border_title = "Gold source evidence"
-                yield Static(id="evidence")
-            with VerticalScroll(id="memory-pane") as mp:
-                mp.border_title = "Credited memory"
-                mp.border_subtitle = render.MEMORY_LEGEND
-                yield Static(id="memory")
-        with VerticalScroll(id="labels-pane") as lp:
-            lp.border_title = "Labels"
-            yield Static(id="mine")
-            yield Static(render.rubric_table(self.session), id="rubric")
-        yield Static(id="message")
+            evidence = TextPane(id="evidence-pane")
+            evidence.border_title = "Gold source evidence"
+            yield evidence
+            memory = TextPane(id="memory-pane")
+            memory.border_title = "Credited memory"
+            memory.border_subtitle = render.MEMORY_LEGEND
+            yield memory
+        labels = TextPane(id="labels-pane")
+        labels.border_title = "Labels"
+        yield labels
+        yield TextLine(id="message")
         yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
+        self._case_panes = tuple(self.query_one(f"#{pane}", TextPane) for pane in CASE_PANES)
+        self._labels_pane = self.query_one("#labels-pane", TextPane)
         self.query_one("#memory-pane").focus()
         self.position = self.session.position
         if self.session.adjudicate:
@@ -94,32 +121,77 @@ class CaseScreen(Screen[None]):
     def watch_revealed(self, revealed: bool) -> None:
         self.draw_labels()
 
-    def _show(self, selector: str, content: Text, *, layout: bool = True) -> None:
-        """Update a widget when its content changed (drawing is the costly part).
-        ``layout=False`` for fixed-size widgets: a repaint without a layout pass."""
-        if self._shown.get(selector) != content:
-            self._shown[selector] = content
-            widget = self.query_one(selector, Static)
-            widget.update(Content.from_rich_text(content), layout=layout)
+    def _view(self, position: int) -> CaseView:
+        """The case at ``position`` rendered for the panes as they are now."""
+        case = self.session.case_at(position)
+        widths = tuple(pane.line_width for pane in self._case_panes)
+        view = self._views.get(case.case_id)
+        if view is not None and view.widths == widths:
+            self._views.move_to_end(case.case_id)
+            return view
+        cues = render.cues_for(case)
+        parts = (
+            (render.case_head(case, cues),),
+            (render.evidence_text(case, cues),),
+            (render.memory_text(case, cues),),
+        )
+        lines = tuple(
+            pane.render_parts(texts, width)
+            for pane, texts, width in zip(self._case_panes, parts, widths, strict=True)
+        )
+        view = CaseView(case.case_id, widths, parts, lines)
+        self._views[case.case_id] = view
+        if len(self._views) > _VIEWS_KEPT:
+            self._views.popitem(last=False)
+        return view
+
+    def _prefetch(self) -> None:
+        """Render ahead the cases the next key press most likely shows: the next case
+        to do (label, skip) and the following one (next)."""
+        if not all(pane.line_width for pane in self._case_panes):
+            return
+        session = self.session
+        ahead = {session.next_todo(), min(session.position + 1, len(session) - 1)}
+        for position in sorted(p for p in ahead if p is not None and p != session.position):
+            self._view(position)
 
     def draw(self) -> None:
-        case = self.session.current
-        cues = render.cues_for(case)
-        self._show("#head", render.case_head(case, cues))
-        self._show("#evidence", render.evidence_text(case, cues))
-        self._show("#memory", render.memory_text(case, cues))
-        for pane in ("#head-pane", "#evidence-pane", "#memory-pane", "#labels-pane"):
-            self.query_one(pane, VerticalScroll).scroll_home(animate=False)
-        self.draw_labels()
-        self.shown_case_id = case.case_id
+        view = self._view(self.session.position)
+        for pane, parts, lines, width in zip(
+            self._case_panes, view.parts, view.lines, view.widths, strict=True
+        ):
+            pane.show(parts, lines, width=width, home=True)
+        self.draw_labels(home=True)
+        self.shown_case_id = view.case_id
+        self.call_after_refresh(self._prefetch)
 
-    def draw_labels(self) -> None:
+    def _rubric(self, width: int) -> list[Strip]:
+        """The rubric table's lines at ``width`` (they only change with the width)."""
+        if self._rubric_lines[0] != width:
+            lines = self._labels_pane.render_parts((self._rubric_table,), width)
+            self._rubric_lines = (width, lines)
+        return self._rubric_lines[1]
+
+    def draw_labels(self, *, home: bool = False) -> None:
         panel = self.session.panel_labels() if self.revealed else None
-        self._show("#mine", render.mine_text(self.session, revealed=self.revealed, panel=panel))
-        self._show("#status", render.status_line(self.session), layout=False)
+        mine = render.mine_text(self.session, revealed=self.revealed, panel=panel)
+        pane = self._labels_pane
+        if self._shown.get("mine") != mine:
+            self._shown["mine"] = mine
+            width = pane.line_width
+            lines = pane.render_parts((mine,), width) + self._rubric(width)
+            pane.show((mine, self._rubric_table), lines, width=width, home=home)
+        elif home:
+            pane.scroll_home(animate=False)
+        self._show_line("status", render.status_line(self.session))
+
+    def _show_line(self, pane_id: str, text: Text) -> None:
+        if self._shown.get(pane_id) != text:
+            self._shown[pane_id] = text
+            self.query_one(f"#{pane_id}", TextLine).show((text,))
 
     def say(self, text: str) -> None:
-        self._show("#message", Text(text), layout=False)
+        self._show_line("message", Text(text))
 
     # ---------------------------------------------------------------- actions
 
