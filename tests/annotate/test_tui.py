@@ -6,7 +6,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from annotate_support import human_label, judge_label, screen_text
+from annotate_support import human_label, judge_label, make_case, screen_text
 
 from tiap.annotate.session import ADJUDICATED, AnnotationSession
 from tiap.annotate.tui.app import AnnotateApp, case_screen_class
@@ -228,3 +228,34 @@ def test_rubric_keys_must_not_clash_with_navigation(rubric) -> None:
     screen_cls = case_screen_class(rubric)
     keys = {b.key for b in screen_cls.BINDINGS if hasattr(b, "key")}
     assert {"1", "2", "3", "n,right", "q"} <= keys
+
+
+async def test_partial_repaints_leave_no_stale_rows(tmp_path, rubric) -> None:
+    """Showing a case repaints only the rows that changed: after every key, the
+    screen must equal a repaint of every widget from scratch (short and long
+    texts, scrolled panes, a revealed panel and a note change the line counts)."""
+    path = tmp_path / "mixed.sqlite"
+    with Workspace(path) as ws:
+        ws.add_cases([make_case(i, long=i % 3 == 0) for i in range(9)])
+        ws.save_subset("val", [f"c{i:04d}" for i in range(9)])
+        ws.add_labels([judge_label(f"c{i:04d}", "oracle-judge", "partial") for i in range(9)])
+        app = _app(ws, rubric)
+        keys = ["1", "down", "down", "2", "p", "r", "pagedown", "n", "tab", "down", "3"]
+        keys += ["u", "r", "p", "p", "r", "s", "1", "n", "n", "2", "u", "u", "r"]
+        keys += ["p", "e", "o", "k", "enter", "r", "n", "1", "p", "u"]
+        texts = []
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            for key in keys:
+                await pilot.press(key)
+                await pilot.pause()
+                shown = screen_text(app)
+                for widget in app.screen.query("*"):
+                    widget.refresh()
+                await pilot.pause()
+                assert screen_text(app) == shown, f"stale rows after {key!r}"
+                texts.append(shown)
+            seen = {text.splitlines()[0] for text in texts}
+    assert len(seen) >= 6  # positions and counts changed along the way
+    assert any("note: ok" in text for text in texts)
+    assert any("oracle-judge (judge): partial" in text for text in texts)

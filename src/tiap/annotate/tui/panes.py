@@ -22,6 +22,20 @@ from textual.widget import Widget
 _EMPTY = Strip([], 0)
 
 
+def changed_rows(before: Sequence[Strip], after: Sequence[Strip]) -> tuple[int, int]:
+    """The rows ``[first, end)`` where two renders of a pane differ (empty if none)."""
+    common = min(len(before), len(after))
+    first = 0
+    while first < common and (before[first] is after[first] or before[first] == after[first]):
+        first += 1
+    if len(before) != len(after):
+        return first, max(len(before), len(after))
+    end = len(after)
+    while end > first and (before[end - 1] is after[end - 1] or before[end - 1] == after[end - 1]):
+        end -= 1
+    return first, end
+
+
 class TextPane(ScrollView):
     """A scrollable pane showing text parts (Textual content or rich renderables)
     one below the other; long text scrolls inside the pane."""
@@ -35,6 +49,7 @@ class TextPane(ScrollView):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
+        self.set_reactive(Widget.auto_links, False)  # plain text: no per-line link styling
         self._parts: tuple[VisualType, ...] = ()
         self._lines: list[Strip] = []
         self._lines_width = 0
@@ -71,12 +86,18 @@ class TextPane(ScrollView):
         current = self.line_width
         if lines is None or width != current:
             lines = self.render_parts(self._parts, current)
+        before, before_width = self._lines, self._lines_width
         self._lines = lines
         self._lines_width = current
         self._set_height(len(lines))
         if home and self.scroll_offset.y:
-            self.scroll_to(y=0, animate=False)
-        self.refresh()
+            self.scroll_to(y=0, animate=False)  # repaints the whole pane
+        elif before_width != current:
+            self.refresh()
+        else:  # repaint only the rows whose line changed
+            first, end = changed_rows(before, lines)
+            if first < end:
+                self.refresh_lines(first, end - first)
 
     def _set_height(self, height: int) -> None:
         size = Size(self._lines_width, height)
