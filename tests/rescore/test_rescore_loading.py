@@ -32,7 +32,7 @@ def test_read_bundle_restores_the_collector(bundle_dir: Path, gc_state: None) ->
     gc.enable()
     first = read_bundle(bundle_dir)
     assert gc.isenabled()
-    assert gc.get_freeze_count() == 0  # nothing stays frozen
+    assert gc.get_freeze_count() == 0  # nothing frozen
     gc.disable()
     second = read_bundle(bundle_dir)
     assert not gc.isenabled()  # a caller's choice is kept

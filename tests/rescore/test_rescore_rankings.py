@@ -66,6 +66,7 @@ def test_hash_table_finds_exactly_the_keys(kind: str, n: int) -> None:
     hits = [i for i, e in enumerate(expected) if e >= 0]
     assert found_at.tolist() == hits
     assert positions.tolist() == [expected[i] for i in hits]
+    assert table.absent(values).tolist() == [i for i, e in enumerate(expected) if e < 0]
 
 
 def test_hash_table_refuses_repeated_keys() -> None:
@@ -163,6 +164,14 @@ def test_score_rankings_against_pytrec_eval() -> None:
     assert values["gold"][0, table.column("recall@5")] == 1.0
     assert table.runs["r"].repeats.tolist() == [1, 0, 0]
     assert table.runs["r"].present.tolist() == [True, True, False]
+
+
+def test_score_runs_names_a_ranked_id_the_store_lacks() -> None:
+    bundle = random_bundle(9, n_queries=30, n_runs=1)
+    entries = bundle.runs["run0"]
+    entries[4] = entries[4].model_copy(update={"ranking": ["raw-s1", "no-such-memory"]})
+    with pytest.raises(TiapError, match="unknown memory id in store 'store' 'no-such-memory'"):
+        score_runs(bundle, parse_measures("p", (5,)))
 
 
 def test_score_rankings_needs_measures_and_targets() -> None:

@@ -37,8 +37,9 @@ class HashTable:
     """Where each of many int64 values occurs among distinct int64 keys.
 
     An open-addressing table held in numpy arrays. A key's home slot is the
-    top bits of ``key * golden`` (Fibonacci hashing) in a table of 4 to 8
-    slots per key (2 to 4 beyond a million keys); keys sharing a home take
+    top bits of ``key * golden`` (Fibonacci hashing) in a table of 8 to 16
+    slots per key (fewer for large tables: 4 to 8 from 65,536 keys, 2 to 4
+    from a million); keys sharing a home take
     the next free slots (linear probing, laid out at once: with keys sorted by
     home, ``slot_i = i + cummax(home_i - i)``). Free slots hold a value that is
     not a key. A lookup gathers each value's home slot and compares, one
@@ -72,15 +73,34 @@ class HashTable:
         mixed = mixed[order]
         if n > 1 and bool(np.any(mixed[1:] == mixed[:-1])):
             return None
-        return cls(keys, mixed, order, n.bit_length() + (2 if n < 1 << 20 else 1))
+        extra_bits = 3 if n < 1 << 16 else 2 if n < 1 << 20 else 1  # 2**extra_bits slots a key
+        return cls(keys, mixed, order, n.bit_length() + extra_bits)
+
+    def _homes(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The values as a flat int64 array and the home slot of each."""
+        flat = np.ascontiguousarray(values, dtype=np.int64).reshape(-1)
+        slots = flat.view(np.uint64) * _GOLDEN
+        slots >>= self._shift
+        return flat, slots.view(np.int64)
+
+    def absent(self, values: np.ndarray) -> np.ndarray:
+        """Flat indices (ascending) of the values that are not keys."""
+        flat, slots = self._homes(values)
+        todo = np.flatnonzero(self._keys[slots] != flat)
+        slots = slots[todo]
+        gone = [np.flatnonzero(flat == self._free)]  # "found" in a free slot: not a key
+        while todo.size:
+            found = self._keys[slots]
+            free = found == self._free
+            gone.append(todo[free])
+            more = ~free & (found != flat[todo])
+            todo, slots = todo[more], slots[more] + 1
+        return np.unique(np.concatenate(gone))
 
     def lookup(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(i, p)``: ``values.flat[i]`` is the key at position ``p`` (keys as given);
         ``i`` ascending, values that are not keys left out."""
-        flat = np.ascontiguousarray(values, dtype=np.int64).reshape(-1)
-        slots = flat.view(np.uint64) * _GOLDEN
-        slots >>= self._shift
-        slots = slots.view(np.int64)
+        flat, slots = self._homes(values)
         found = self._keys[slots]
         hit = found == flat
         todo = np.flatnonzero(~hit & (found != self._free))
@@ -113,10 +133,13 @@ class HashTable:
 class IdIndex:
     """Positions ``0..n-1`` of ``ids`` (which must be distinct)."""
 
-    def __init__(self, ids: Sequence[str], what: str = "id") -> None:
+    def __init__(
+        self, ids: Sequence[str], what: str = "id", *, id_hashes: np.ndarray | None = None
+    ) -> None:
+        """``id_hashes``, if given, must be ``hash()`` of each of ``ids``."""
         self.ids = tuple(ids)
         self.what = what
-        self.hashes = hashes(self.ids)
+        self.hashes = hashes(self.ids) if id_hashes is None else id_hashes
 
     @cached_property
     def table(self) -> HashTable | None:

@@ -65,7 +65,7 @@ class StoreTargets:
         ``strict`` raises :class:`~tiap.errors.TiapError`.
         """
         if strict:
-            ranked.codes(self.memories, strict=True)
+            ranked.check_known(self.memories)
         query, memory, table = self._pairs
         shape = ranked.hashes.shape
         rows_of = np.arange(shape[0], dtype=np.int64)[:, None]
@@ -185,10 +185,11 @@ def store_targets(
     used = np.unique(linked_mem)
     admitted: dict[str, np.ndarray] = {}
     sizes: dict[str, np.ndarray] = {}
+    linked_memories = list(map(memories.__getitem__, used.tolist()))
     for t in chosen:
         admits = np.zeros(width, dtype=bool)
         admits[used] = np.fromiter(
-            (bool(t.admits(memories[i])) for i in used.tolist()), dtype=bool, count=used.size
+            map(bool, map(t.admits, linked_memories)), dtype=bool, count=used.size
         )
         admitted[t.name] = admits[linked_mem]
         sizes[t.name] = np.bincount(linked_keys[admitted[t.name]] // width, minlength=len(queries))
@@ -202,8 +203,8 @@ def store_targets(
     )
 
 
-def _distinct(ids: list[str]) -> tuple[list[str], np.ndarray]:
-    """The distinct ids (first-seen order) and each id's position among them.
+def _distinct(ids: list[str], what: str) -> tuple[IdIndex, np.ndarray]:
+    """An :class:`IdIndex` of the distinct ids (first-seen order) and each id's position.
 
     Grouped by hash in one sort; each id is then checked against its group's
     first id, and only if two different ids share a hash is a dict used.
@@ -216,10 +217,11 @@ def _distinct(ids: list[str]) -> tuple[list[str], np.ndarray]:
     rank[order] = np.arange(order.size)
     codes = rank[inverse.reshape(-1)]
     if all(map(operator.eq, ids, map(distinct.__getitem__, codes.tolist()))):
-        return distinct, codes
+        return IdIndex(distinct, what, id_hashes=h[first[order]]), codes
     index = dict.fromkeys(ids)
     position = {x: i for i, x in enumerate(index)}
-    return list(index), np.fromiter(map(position.__getitem__, ids), np.int64, count=len(ids))
+    codes = np.fromiter(map(position.__getitem__, ids), np.int64, count=len(ids))
+    return IdIndex(list(index), what), codes
 
 
 def qrels_targets(
@@ -240,8 +242,7 @@ def qrels_targets(
     empty: Collection[str] = ()
     groups = list(chain.from_iterable(map(qrels[t].get, query_ids, repeat(empty)) for t in names))
     owner, flat = _flatten(groups)
-    universe, codes = _distinct(flat)
-    memories = IdIndex(universe, what=f"memory id in store '{store}'")
+    memories, codes = _distinct(flat, f"memory id in store '{store}'")
     width = max(len(memories), 1)
     keys = (owner % max(n, 1)) * width + codes
     which = owner // max(n, 1)

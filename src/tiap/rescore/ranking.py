@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, repeat
 
 import numpy as np
 
@@ -66,6 +66,19 @@ class RankedIds:
         ranking = self.rows
         return [ranking[q][i] for q, i in zip(rows.tolist(), cols.tolist(), strict=True)]
 
+    def check_known(self, index: IdIndex) -> None:
+        """Raise :class:`~tiap.errors.TiapError` naming the first ranked id that ``index``
+        does not know (by hash, as :meth:`codes`)."""
+        if index.table is None:
+            self.codes(index, strict=True)
+            return
+        ranked = self.hashes.reshape(-1) != -1
+        absent = index.table.absent(self.hashes)
+        absent = absent[ranked[absent]]
+        if absent.size:
+            rows, cols = np.divmod(absent, self.depth)
+            raise index.unknown(self.ids_at(rows, cols))
+
     def codes(self, index: IdIndex, *, strict: bool, exact: bool = False) -> np.ndarray:
         """``(queries, depth)`` positions in ``index`` of the ranked ids (``-1``: none).
 
@@ -102,7 +115,7 @@ def ranked_ids(
     """
     n = len(query_ids)
     empty: Sequence[str] = ()
-    given = [rankings.get(q, empty) for q in query_ids]
+    given = list(map(rankings.get, query_ids, repeat(empty)))
     present = np.fromiter(map(rankings.__contains__, query_ids), dtype=bool, count=n)
     lengths = np.fromiter(map(len, given), dtype=np.int64, count=n)
     cut = np.minimum(lengths, depth)
