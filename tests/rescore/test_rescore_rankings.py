@@ -215,3 +215,11 @@ def test_cell_text_writes_each_value_as_repr() -> None:
     values[7, 1] = -0.0  # sorts with 0.0 but is written differently
     assert _cell_text(values) == ["".join("," + repr(v) for v in row) for row in values.tolist()]
     assert ",-0.0," in _cell_text(values)[7]
+
+
+def test_score_rankings_refuses_strings_for_id_collections() -> None:
+    measures = parse_measures("p", (1,))
+    with pytest.raises(TiapError, match="query 'q2' under target 't' must be a collection"):
+        score_rankings({"t": {"q1": {"m1"}, "q2": "m2"}}, {}, measures)
+    with pytest.raises(TiapError, match="ranking of query 'q1' in run 'r' is a string"):
+        score_rankings({"t": {"q1": {"m1"}}}, {"r": {"q1": "m1"}}, measures)

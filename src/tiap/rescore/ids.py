@@ -4,8 +4,8 @@ Looking up one Python string in a dict compares it with the stored key, which
 touches a second object; for the hundreds of thousands of memory ids in a
 bundle's runs that comparison dominates. :class:`IdIndex` instead looks the
 ids' cached ``hash()`` values up among the hashes of the known ids in a
-:class:`HashTable` (a bucketed table held in numpy arrays: a few vectorised
-gathers for any number of lookups). That is exact whenever the known ids have
+:class:`HashTable` (an open-addressing table held in numpy arrays: a few
+vectorised gathers for any number of lookups). That is exact whenever the known ids have
 distinct hashes (checked; otherwise, or when an id is not found, the plain
 dict path is used) and every looked-up id is one of the known ids, which
 bundle validation guarantees for the memories a run ranks. Callers that cannot
@@ -39,13 +39,12 @@ class HashTable:
     An open-addressing table held in numpy arrays. A key's home slot is the
     top bits of ``key * golden`` (Fibonacci hashing) in a table of 8 to 16
     slots per key (fewer for large tables: 4 to 8 from 65,536 keys, 2 to 4
-    from a million); keys sharing a home take
-    the next free slots (linear probing, laid out at once: with keys sorted by
-    home, ``slot_i = i + cummax(home_i - i)``). Free slots hold a value that is
-    not a key. A lookup gathers each value's home slot and compares, one
-    vectorised round per further probe; most values settle in the first
-    round. Much faster than a binary search per value. Build one with
-    :meth:`of_distinct`.
+    from a million); keys sharing a home take the next free slots (linear
+    probing, laid out at once: with keys sorted by home, ``slot_i = i +
+    cummax(home_i - i)``). Free slots hold a value that is not a key. A lookup
+    gathers each value's home slot and compares, one vectorised round per
+    further probe; most values settle in the first round. Much faster than a
+    binary search per value. Build one with :meth:`of_distinct`.
     """
 
     def __init__(self, keys: np.ndarray, mixed: np.ndarray, order: np.ndarray, bits: int) -> None:

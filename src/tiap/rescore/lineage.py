@@ -22,6 +22,7 @@ from itertools import chain, repeat
 
 import numpy as np
 
+from tiap.errors import TiapError
 from tiap.rescore.ids import HashTable, IdIndex, hashes
 from tiap.rescore.ranking import RankedIds
 from tiap.rescore.targets import DEFAULT_TARGETS, get_target
@@ -30,7 +31,8 @@ from tiap.traces.bundle import Bundle
 
 @dataclass(frozen=True)
 class StoreTargets:
-    """Every target's members for every query of a bundle, on one store."""
+    """Every target's members for every query, on one store: from a bundle's lineage
+    (:func:`store_targets`) or from target sets given directly (:func:`qrels_targets`)."""
 
     store: str
     query_ids: tuple[str, ...]
@@ -126,10 +128,8 @@ def pair_keys(id_hashes: np.ndarray, query: np.ndarray) -> np.ndarray:
     Distinct pairs can share a key, very rarely: matches are checked on the
     query and the id.
     """
-    mixed = id_hashes.view(np.uint64) + np.asarray(query, dtype=np.int64).view(np.uint64) * (
-        _QUERY_MIX
-    )
-    return mixed.view(np.int64)
+    query_part = np.asarray(query, dtype=np.int64).view(np.uint64) * _QUERY_MIX
+    return (id_hashes.view(np.uint64) + query_part).view(np.int64)
 
 
 def _flatten(groups: Sequence[Sequence[str]]) -> tuple[np.ndarray, list[str]]:
@@ -241,6 +241,13 @@ def qrels_targets(
     n = len(query_ids)
     empty: Collection[str] = ()
     groups = list(chain.from_iterable(map(qrels[t].get, query_ids, repeat(empty)) for t in names))
+    if any(map(isinstance, groups, repeat(str))):
+        at = next(i for i, g in enumerate(groups) if isinstance(g, str))
+        t, q = names[at // max(n, 1)], query_ids[at % max(n, 1)]
+        raise TiapError(
+            f"relevant ids of query '{q}' under target '{t}' must be a collection of "
+            f"memory ids, not the string '{groups[at]}'"
+        )
     owner, flat = _flatten(groups)
     memories, codes = _distinct(flat, f"memory id in store '{store}'")
     width = max(len(memories), 1)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, repeat
 
 import numpy as np
 
@@ -137,6 +137,10 @@ def score_rankings(
     if query_ids is None:
         query_ids = list(dict.fromkeys(chain.from_iterable(qrels.values())))
     st = qrels_targets(qrels, query_ids)
+    for run, rankings in runs.items():
+        if any(map(isinstance, rankings.values(), repeat(str))):
+            q = next(q for q, r in rankings.items() if isinstance(r, str))
+            raise TiapError(f"ranking of query '{q}' in run '{run}' is a string, not a list of ids")
     scored = {
         run: score_ranked(st, ranked_ids(rankings, st.query_ids, depth), measures, run=run)
         for run, rankings in runs.items()
