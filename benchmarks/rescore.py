@@ -26,13 +26,15 @@ store) of 60 memories each, then prints:
     report.json and report.md) divided by the time to only read the bundle;
     goal at most 3.
 
-Each time is the best of ``--repeat`` runs. The last line is one JSON object.
-Usage: ``python benchmarks/rescore.py [--queries 2000] [--repeat 3] [--keep DIR]``.
+Each time is the best of ``--repeat`` rounds (the timed steps of a ratio take
+turns within a round). The last line is one JSON object.
+Usage: ``python benchmarks/rescore.py [--queries 2000] [--repeat 5] [--keep DIR]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import tempfile
 import time
@@ -169,12 +171,15 @@ def build_bundle(n_queries: int, seed: int = 7) -> Bundle:
     )
 
 
-def best_time(fn: Callable[[], object], repeat: int) -> float:
-    best = float("inf")
+def best_times(fns: list[Callable[[], object]], repeat: int) -> list[float]:
+    """Best time of each function over ``repeat`` rounds; the functions take turns within a
+    round, so that a change in the machine's load affects them alike."""
+    best = [float("inf")] * len(fns)
     for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
+        for i, fn in enumerate(fns):
+            t0 = time.perf_counter()
+            fn()
+            best[i] = min(best[i], time.perf_counter() - t0)
     return best
 
 
@@ -258,59 +263,72 @@ def max_difference(tiap: dict, trec: dict) -> float:
     return worst
 
 
+def time_metrics(root: Path, repeat: int) -> dict[str, float]:
+    """(a): tiap and pytrec_eval from the same qrels and runs; tiap from the bundle."""
+    loaded = read_bundle(root)
+    sizes = {s: len(m) for s, m in loaded.stores.items()}
+    print(f"queries {len(loaded.queries)}, runs {len(loaded.runs)}, store sizes {sizes}")
+    measures60 = parse_measures(None, (DEPTH,))
+    qrels, runs = natural_inputs(loaded)
+    trec_qrels, trec_runs = pytrec_eval_form(qrels, runs)
+    t_trec, t_tiap, t_tiap_bundle = best_times(
+        [
+            lambda: pytrec_eval_scores(trec_qrels, trec_runs),
+            lambda: tiap_scores(qrels, runs, measures60),
+            lambda: score_runs(loaded, measures60),
+        ],
+        repeat,
+    )
+    worst = max_difference(
+        tiap_scores(qrels, runs, measures60), pytrec_eval_scores(trec_qrels, trec_runs)
+    )
+    print(
+        f"(a) tiap measures {t_tiap:.3f}s (from the loaded bundle, lineage join included: "
+        f"{t_tiap_bundle:.3f}s), pytrec_eval {t_trec:.3f}s; largest difference {worst:.1e}"
+    )
+    return {"tiap": t_tiap, "tiap_bundle": t_tiap_bundle, "trec": t_trec, "worst": worst}
+
+
+def time_rescore(root: Path, out: Path, repeat: int) -> dict[str, float]:
+    """(b): the full rescore and the read alone, as the command runs them (nothing else
+    held in memory)."""
+
+    def full() -> None:
+        write_outputs(rescore_bundle(read_bundle(root)), out)
+
+    t_load, t_full = best_times([lambda: read_bundle(root), full], repeat)
+    print(f"(b) full rescore {t_full:.3f}s, load only {t_load:.3f}s")
+    return {"load": t_load, "full": t_full}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=2000)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--keep", type=Path, default=None, help="write the bundle here")
     args = parser.parse_args()
 
     t0 = time.perf_counter()
-    bundle = build_bundle(args.queries)
     with tempfile.TemporaryDirectory() as tmp:
         root = args.keep or Path(tmp) / "bundle"
-        write_bundle(bundle, root)
+        write_bundle(build_bundle(args.queries), root)
         print(f"built bundle in {time.perf_counter() - t0:.1f}s at {root}")
-        loaded = read_bundle(root)
-        sizes = {s: len(m) for s, m in loaded.stores.items()}
-        print(f"queries {len(loaded.queries)}, runs {len(loaded.runs)}, store sizes {sizes}")
-
-        measures60 = parse_measures(None, (DEPTH,))
-        qrels, runs = natural_inputs(loaded)
-        trec_qrels, trec_runs = pytrec_eval_form(qrels, runs)
-        t_trec = best_time(lambda: pytrec_eval_scores(trec_qrels, trec_runs), args.repeat)
-        t_tiap = best_time(lambda: tiap_scores(qrels, runs, measures60), args.repeat)
-        t_tiap_bundle = best_time(lambda: score_runs(loaded, measures60), args.repeat)
-        worst = max_difference(
-            tiap_scores(qrels, runs, measures60), pytrec_eval_scores(trec_qrels, trec_runs)
-        )
-        print(
-            f"(a) tiap measures {t_tiap:.3f}s (from the loaded bundle, lineage join included: "
-            f"{t_tiap_bundle:.3f}s), pytrec_eval {t_trec:.3f}s; "
-            f"largest difference {worst:.1e}"
-        )
-
-        out = Path(tmp) / "out"
-        t_load = best_time(lambda: read_bundle(root), args.repeat)
-
-        def full() -> None:
-            write_outputs(rescore_bundle(read_bundle(root)), out)
-
-        t_full = best_time(full, args.repeat)
-        print(f"(b) full rescore {t_full:.3f}s, load only {t_load:.3f}s")
+        a = time_metrics(root, args.repeat)
+        gc.collect()
+        b = time_rescore(root, Path(tmp) / "out", args.repeat)
     print(
         json.dumps(
             {
-                "metrics_time_ratio_vs_pytrec_eval": round(t_tiap / t_trec, 4),
-                "full_rescore_ratio_vs_load": round(t_full / t_load, 4),
-                "metrics_from_bundle_ratio_vs_pytrec_eval": round(t_tiap_bundle / t_trec, 4),
-                "max_abs_difference_vs_pytrec_eval": worst,
+                "metrics_time_ratio_vs_pytrec_eval": round(a["tiap"] / a["trec"], 4),
+                "full_rescore_ratio_vs_load": round(b["full"] / b["load"], 4),
+                "metrics_from_bundle_ratio_vs_pytrec_eval": round(a["tiap_bundle"] / a["trec"], 4),
+                "max_abs_difference_vs_pytrec_eval": a["worst"],
                 "seconds": {
-                    "tiap_measures": round(t_tiap, 4),
-                    "tiap_measures_from_bundle": round(t_tiap_bundle, 4),
-                    "pytrec_eval": round(t_trec, 4),
-                    "full_rescore": round(t_full, 4),
-                    "load": round(t_load, 4),
+                    "tiap_measures": round(a["tiap"], 4),
+                    "tiap_measures_from_bundle": round(a["tiap_bundle"], 4),
+                    "pytrec_eval": round(a["trec"], 4),
+                    "full_rescore": round(b["full"], 4),
+                    "load": round(b["load"], 4),
                 },
             }
         )
