@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -96,8 +97,9 @@ def test_editing_the_rubric_changes_the_cache_key(
     assert rows(db, "SELECT COUNT(*) FROM model_calls")[0][0] == 6
 
 
+@pytest.mark.parametrize("workers", [0, 2], ids=["in-process", "2-worker-processes"])
 def test_api_key_never_reaches_the_workspace(
-    make_workspace, write_panel, key_env, tmp_path: Path
+    make_workspace, write_panel, key_env, tmp_path: Path, workers: int
 ) -> None:
     db = make_workspace(4)
     # the provider even echoes the key in its reply text
@@ -105,7 +107,8 @@ def test_api_key_never_reaches_the_workspace(
     with LoopbackServer(script) as server:
         panel = load_panel(write_panel(server.url))
         with Workspace(db) as ws:
-            run_panel(ws, panel, load_rubric(), subset="val")
+            run_panel(ws, panel, load_rubric(), subset="val", workers=workers)
+        assert len(server.requests) == 4
         assert all(r.authorization == f"Bearer {SECRET}" for r in server.requests)
     files = [f for f in tmp_path.iterdir() if f.name.startswith("ws.db")]
     assert files
@@ -133,19 +136,38 @@ def model_and_question(body: dict) -> str:
     return f"{body.get('model')}|{question_key(body)}"
 
 
+def processes_with_env(marker: str) -> list[int]:
+    """Pids of live processes whose environment holds ``marker`` (Linux /proc)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker.encode() in environ.split(b"\0") and state != "Z":
+            pids.append(int(entry.name))
+    return pids
+
+
 @pytest.mark.slow
+@pytest.mark.parametrize("workers", [0, 2], ids=["in-process", "2-worker-processes"])
 def test_sigkill_mid_run_then_resume_completes_without_repeats(
-    make_workspace, write_panel, key_env, tmp_path: Path
+    make_workspace, write_panel, key_env, tmp_path: Path, workers: int
 ) -> None:
     n = 16
     db = make_workspace(n)
     models = {"a": "openai/judge-a", "b": "openai/judge-b"}
+    marker = f"TIAP_TEST_RUN={uuid.uuid4().hex}"
     with LoopbackServer(delay_s=0.4, key=model_and_question) as server:
         panel_path = write_panel(server.url, judges=("a", "b"), model=models, concurrency=2)
         args = [*TIAP, "judge", "run", "--db", str(db), "--panel", str(panel_path)]
-        args += ["--subset", "val", "--no-progress"]
+        args += ["--subset", "val", "--no-progress", "--workers", str(workers)]
         env = tiap_env()
         env[KEY_ENV] = SECRET
+        env["TIAP_TEST_RUN"] = marker.split("=", 1)[1]
         proc = subprocess.Popen(
             args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )
@@ -156,9 +178,16 @@ def test_sigkill_mid_run_then_resume_completes_without_repeats(
             return rows(db, "SELECT COUNT(*) FROM labels")[0][0]
 
         _wait_for(lambda: answered() >= 6, 180, proc)
+        if workers:
+            assert len(processes_with_env(marker)) == 1 + workers
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
         assert proc.returncode == -signal.SIGKILL
+        # worker processes notice their parent is gone (stdin closed) and exit
+        end = time.monotonic() + 30
+        while processes_with_env(marker) and time.monotonic() < end:
+            time.sleep(0.1)
+        assert processes_with_env(marker) == []
         time.sleep(1.0)  # let the server finish reading requests sent before the kill
 
         done_before = set(rows(db, "SELECT case_id, rater FROM labels"))

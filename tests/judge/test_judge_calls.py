@@ -4,6 +4,7 @@ retries (only where they belong), invalid output, fatal errors, stored rows."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from tiap.judge.loopback import (
     slow,
     status,
 )
+from tiap.judge.workers import CallPool
 from tiap.rubric import load_rubric
 
 
@@ -29,8 +31,9 @@ def q(i: int) -> str:
     return make_case(i).question
 
 
+@pytest.mark.parametrize("workers", [0, 2], ids=["in-process", "2-worker-processes"])
 def test_each_behaviour_gives_the_right_requests_rows_and_labels(
-    make_workspace, loopback: LoopbackServer, write_panel, key_env
+    make_workspace, loopback: LoopbackServer, write_panel, key_env, workers: int, monkeypatch
 ) -> None:
     db = make_workspace(12)
     s = loopback.script
@@ -49,8 +52,19 @@ def test_each_behaviour_gives_the_right_requests_rows_and_labels(
     panel = load_panel(write_panel(loopback.url, timeout_s=0.5, max_attempts=3))
     rubric = load_rubric()
 
+    pooled: list[int] = []
+    if workers:
+        pool_call = CallPool.call
+
+        async def counting_call(self: CallPool, judge: str, kwargs: dict) -> object:
+            pooled.extend(pid for pid in self.pids if pid != os.getpid())
+            return await pool_call(self, judge, kwargs)
+
+        monkeypatch.setattr(CallPool, "call", counting_call)
     with Workspace(db) as ws:
-        summary = run_panel(ws, panel, rubric, subset="val")
+        summary = run_panel(ws, panel, rubric, subset="val", workers=workers)
+    # with workers, every call went through the pool of separate processes
+    assert len(pooled) == 12 * workers
 
     # Exactly the requests each behaviour calls for: retried only on 429, 5xx,
     # connection resets, timeouts; never on 400 or on content problems.

@@ -10,9 +10,11 @@ only for rate limits, server errors, timeouts and connection errors.
 
 from __future__ import annotations
 
+import gc
 import os
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -39,7 +41,33 @@ def litellm_module() -> Any:
     litellm.telemetry = False
     litellm.cache = None
     offline.register(litellm)
+    # litellm's import leaves some 400,000 long-lived objects: frozen, the cyclic
+    # GC no longer walks them all on every full collection (these were about 1 ms
+    # of CPU per call with 150 calls in flight). Reference counting still frees them.
+    gc.freeze()
     return litellm
+
+
+#: the cyclic GC's first threshold while calls are made (Python's default: 700).
+CALLS_GC_THRESHOLD = 20_000
+
+
+@contextmanager
+def fewer_gc_passes() -> Iterator[None]:
+    """Run the cyclic GC less often while calls are in flight.
+
+    Each litellm call allocates thousands of container objects, many alive for
+    the whole call; with a hundred calls in flight the default thresholds make the
+    collector walk the same young objects again and again (about a tenth of the
+    CPU of a call in ``benchmarks/judge_throughput.py``). Memory is still freed by
+    reference counting; the previous thresholds are restored on exit.
+    """
+    before = gc.get_threshold()
+    gc.set_threshold(max(before[0], CALLS_GC_THRESHOLD), *before[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
 
 
 @dataclass

@@ -14,11 +14,12 @@ importing litellm). Other pairs are called through
 from __future__ import annotations
 
 import asyncio
-from typing import Protocol
+import os
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tiap.cases import LabelRecord, Workspace
 from tiap.errors import TiapError
-from tiap.judge.call import CallOutcome, call_model
+from tiap.judge.call import CallOutcome, call_model, fewer_gc_passes
 from tiap.judge.failures import Failure, scrub
 from tiap.judge.panel import Panel
 from tiap.judge.plan import JudgePlan, Pair, RunPlan, dry_run, plan_run
@@ -26,7 +27,15 @@ from tiap.judge.request import full_request, litellm_kwargs
 from tiap.judge.summary import JudgeTally, RunSummary
 from tiap.rubric import Rubric, parse_judgment
 
+if TYPE_CHECKING:  # imported when used: ``python -m tiap.judge.workers`` runs it as __main__
+    from tiap.judge.workers import CallPool
+
 __all__ = ["Budget", "Reporter", "dry_run", "execute", "plan_run", "run_panel"]
+
+#: a run uses worker processes by default from this many provider calls ...
+AUTO_WORKERS_MIN_CALLS = 2000
+#: ... when at least this many may be in flight at once (see :func:`pool_size`).
+AUTO_WORKERS_MIN_IN_FLIGHT = 64
 
 
 class Reporter(Protocol):
@@ -81,8 +90,10 @@ class _Run:
         budget: Budget,
         reporter: Reporter,
         keys: dict[str, str | None],
+        pool: CallPool | None = None,
     ) -> None:
         self.ws = ws
+        self.pool = pool
         self.plan = plan
         self.panel = plan.panel
         self.rubric = plan.rubric
@@ -231,9 +242,19 @@ class _Run:
         queue = list(reversed(jp.to_call))
         api_key = self.keys.get(jp.judge.name)
         timeout = self.panel.timeout_s
+        pool = self.pool if self.pool is not None and not jp.judge.offline else None
 
         def on_retry(failure: Failure, sleep: float) -> None:
             tally.retries += 1
+
+        async def call(kwargs: dict[str, Any]) -> CallOutcome:
+            if pool is None:
+                return await call_model(
+                    self.panel, kwargs, api_key=api_key, secrets=self.secrets, on_retry=on_retry
+                )
+            outcome = await pool.call(jp.judge.name, kwargs)
+            tally.retries += max(0, outcome.attempts - 1)
+            return outcome
 
         async def worker() -> None:
             while queue and tally.error is None:
@@ -245,9 +266,7 @@ class _Run:
                 kwargs = litellm_kwargs(jp.settings, pair.messages, timeout)
                 kwargs.update(jp.costs.litellm_kwargs)
                 try:
-                    outcome = await call_model(
-                        self.panel, kwargs, api_key=api_key, secrets=self.secrets, on_retry=on_retry
-                    )
+                    outcome = await call(kwargs)
                 except BaseException:
                     self.budget.settle(worst, 0.0)
                     raise
@@ -263,6 +282,26 @@ class _Run:
 
     async def run_calls(self) -> None:
         await asyncio.gather(*(self.run_judge(jp) for jp in self.plan.judges if jp.to_call))
+
+
+def pool_size(plan: RunPlan, workers: int | None) -> int:
+    """Worker processes for the plan's provider calls: ``workers`` if given (0: in
+    this process), else automatic: one per core (at most 4) for a run of at least
+    :data:`AUTO_WORKERS_MIN_CALLS` provider calls with at least
+    :data:`AUTO_WORKERS_MIN_IN_FLIGHT` of them in flight at once (summed per-judge
+    concurrency). Only then can litellm's CPU per call (several ms), not the
+    provider, set the pace; each worker starts litellm anew (a few seconds)."""
+    if workers is not None:
+        if workers < 0:
+            raise TiapError("--workers must not be negative")
+        return workers
+    remote = [jp for jp in plan.judges if jp.to_call and not jp.judge.offline]
+    calls = sum(len(jp.to_call) for jp in remote)
+    in_flight = sum(min(jp.judge.concurrency, len(jp.to_call)) for jp in remote)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    if calls < AUTO_WORKERS_MIN_CALLS or in_flight < AUTO_WORKERS_MIN_IN_FLIGHT:
+        return 0
+    return min(cores, 4) if cores and cores >= 2 else 0
 
 
 def resolve_keys(plan: RunPlan) -> dict[str, str | None]:
@@ -298,16 +337,29 @@ async def execute(
     *,
     max_cost: float | None = None,
     reporter: Reporter | None = None,
+    workers: int | None = None,
+    pool: CallPool | None = None,
 ) -> RunSummary:
-    """Carry out a plan: cache answers first, then the calls."""
+    """Carry out a plan: cache answers first, then the calls: in ``workers``
+    processes when there are many (see :func:`pool_size`), or in a pool the caller
+    started (with the same panel and keys; it stays open)."""
     check_budget_prices(plan, max_cost)
     keys = resolve_keys(plan)
+    size = pool_size(plan, workers)
     reporter = reporter or _NoReporter()
     for jp in plan.judges:
         reporter.start(jp.judge.name, len(jp.pairs))
-    run = _Run(ws, plan, Budget(max_cost), reporter, keys)
+    run = _Run(ws, plan, Budget(max_cost), reporter, keys, pool)
     run.answer_from_cache()
-    await run.run_calls()
+    needs_pool = any(jp.to_call and not jp.judge.offline for jp in plan.judges)
+    with fewer_gc_passes():
+        if pool is None and size and needs_pool:
+            from tiap.judge.workers import CallPool
+
+            async with CallPool(size, plan.panel, keys) as run.pool:
+                await run.run_calls()
+        else:
+            await run.run_calls()
     summary = RunSummary(
         panel=plan.panel.name,
         rubric_id=plan.rubric.id,
@@ -330,9 +382,10 @@ def run_panel(
     max_cost: float | None = None,
     retry_failed: bool = False,
     reporter: Reporter | None = None,
+    workers: int | None = None,
 ) -> RunSummary:
     """Plan and execute (the Python API of ``tiap judge run``)."""
     if max_cost is not None and max_cost < 0:
         raise TiapError("--max-cost must not be negative")
     plan = plan_run(ws, panel, rubric, subset=subset, retry_failed=retry_failed)
-    return asyncio.run(execute(ws, plan, max_cost=max_cost, reporter=reporter))
+    return asyncio.run(execute(ws, plan, max_cost=max_cost, reporter=reporter, workers=workers))
