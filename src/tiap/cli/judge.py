@@ -12,43 +12,6 @@ from tiap.errors import TiapError
 app = typer.Typer(help="Judge cases with a panel of LLM judges (litellm).", no_args_is_help=True)
 
 
-def require_scale_gate(
-    ws: Any, *, panel: str, rubric_id: str, rubric_hash: str, subset: str | None, force: bool
-) -> str | None:
-    """Refuse to judge beyond the validation subset unless the gate passed or ``force``.
-
-    Returns a note for the user when the run goes on by ``--force``.
-    """
-    if subset is not None and ws.subset_params(subset).get("kind") == "validation":
-        return None
-    try:
-        from tiap.agreement.gate import check_scale_gate
-    except ImportError:
-        passed, message = False, "no scale gate result: the agreement package cannot check it"
-    else:
-        result = check_scale_gate(ws, panel=panel, rubric_hash=rubric_hash)
-        passed, message = bool(result.passed), str(result.message)
-    if passed:
-        return None
-    if not force:
-        where = f"subset '{subset}'" if subset else "all cases"
-        raise TiapError(
-            f"{message}; judging {where} beyond a validation subset needs a passed scale "
-            f"gate for panel '{panel}' and rubric '{rubric_id}', or --force"
-        )
-    ws.record_event(
-        "gate_force",
-        {
-            "panel": panel,
-            "rubric_id": rubric_id,
-            "rubric_hash": rubric_hash,
-            "subset": subset,
-            "message": message,
-        },
-    )
-    return f"scale gate not passed ({message}); going on because of --force (recorded)"
-
-
 def _console() -> Any:
     """stdout; wide enough for the tables when it is not a terminal (logs, pipes)."""
     import sys
@@ -191,6 +154,8 @@ def run(
     with Workspace(db, create=False) as ws:
         note = None
         if not dry_run:
+            from tiap.agreement.gate import require_scale_gate
+
             note = require_scale_gate(
                 ws,
                 panel=the_panel.name,
