@@ -67,6 +67,9 @@ def test_hash_table_finds_exactly_the_keys(kind: str, n: int) -> None:
     assert found_at.tolist() == hits
     assert positions.tolist() == [expected[i] for i in hits]
     assert table.absent(values).tolist() == [i for i, e in enumerate(expected) if e < 0]
+    many = np.tile(values, 40_000 // values.size + 1)  # looked up in several blocks
+    assert table.find(many).tolist() == expected * (many.size // values.size)
+    assert table.absent(many).size == (many.size // values.size) * expected.count(-1)
 
 
 def test_hash_table_refuses_repeated_keys() -> None:

@@ -26,6 +26,8 @@ from tiap.errors import TiapError
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 #: Its inverse modulo 2**64 (``_GOLDEN * _GOLDEN_INVERSE == 1``).
 _GOLDEN_INVERSE = np.uint64(pow(0x9E3779B97F4A7C15, -1, 1 << 64))
+#: Values looked up per block (the temporaries of a block stay in the CPU cache).
+_BLOCK = 1 << 15
 
 
 def hashes(ids: Sequence[str]) -> np.ndarray:
@@ -84,6 +86,13 @@ class HashTable:
 
     def absent(self, values: np.ndarray) -> np.ndarray:
         """Flat indices (ascending) of the values that are not keys."""
+        flat = np.ascontiguousarray(values, dtype=np.int64).reshape(-1)
+        if flat.size <= _BLOCK:
+            return self._absent(flat)
+        starts = range(0, flat.size, _BLOCK)
+        return np.concatenate([self._absent(flat[s : s + _BLOCK]) + s for s in starts])
+
+    def _absent(self, values: np.ndarray) -> np.ndarray:
         flat, slots = self._homes(values)
         todo = np.flatnonzero(self._keys[slots] != flat)
         slots = slots[todo]
@@ -99,6 +108,15 @@ class HashTable:
     def lookup(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(i, p)``: ``values.flat[i]`` is the key at position ``p`` (keys as given);
         ``i`` ascending, values that are not keys left out."""
+        flat = np.ascontiguousarray(values, dtype=np.int64).reshape(-1)
+        if flat.size <= _BLOCK:
+            return self._lookup(flat)
+        starts = range(0, flat.size, _BLOCK)
+        found = [self._lookup(flat[s : s + _BLOCK]) for s in starts]
+        index = [i + s for (i, _), s in zip(found, starts, strict=True)]
+        return np.concatenate(index), np.concatenate([p for _, p in found])
+
+    def _lookup(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         flat, slots = self._homes(values)
         found = self._keys[slots]
         hit = found == flat
