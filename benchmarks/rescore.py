@@ -28,7 +28,7 @@ store) of 60 memories each, then prints:
 
 Each time is the best of ``--repeat`` rounds (the timed steps of a ratio take
 turns within a round). The last line is one JSON object.
-Usage: ``python benchmarks/rescore.py [--queries 2000] [--repeat 5] [--keep DIR]``.
+Usage: ``python benchmarks/rescore.py [--queries 2000] [--repeat 7] [--keep DIR]``.
 """
 
 from __future__ import annotations
@@ -304,7 +304,7 @@ def time_rescore(root: Path, out: Path, repeat: int) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=2000)
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--keep", type=Path, default=None, help="write the bundle here")
     args = parser.parse_args()
 
