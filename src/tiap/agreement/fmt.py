@@ -58,15 +58,19 @@ FIGURE_ROWS = (
 )
 
 
+def scales(r: AgreementReport) -> list[str]:
+    """``labels``, and ``binary`` when the rubric collapses labels."""
+    return ["labels", *(["binary"] if r.binary_labels else [])]
+
+
 def summary_lines(r: AgreementReport) -> list[str]:
     """A few lines for the terminal: headline figures, majority and the gate."""
-    scales = ["labels", *(["binary"] if r.binary_labels else [])]
     lines = [
         f"{r.n_cases} cases ({source_line(r)}), {r.n_complete} labelled validly by every "
         f"included rater; raters: {', '.join(r.included_raters)}"
     ]
     for name, key in FIGURE_ROWS:
-        parts = [f"{s} {figure(getattr(r, key)[s])}" for s in scales]
+        parts = [f"{s} {figure(getattr(r, key)[s])}" for s in scales(r)]
         lines.append(f"{name}: {'; '.join(parts)}")
     d = r.majority.labels
     shares = ", ".join(f"{lab} {pct(d.shares[lab])}" for lab in d.counts)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tiap.agreement import fmt
-from tiap.agreement.models import AgreementReport, Comparison, Distribution, PrevalenceGroup
+from tiap.agreement import fmt, tables
+from tiap.agreement.models import AgreementReport
 
 
 def esc(text: object) -> str:
@@ -25,53 +25,9 @@ def table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
     return [*out, ""]
 
 
-def _distribution_rows(d: Distribution) -> list[list[object]]:
-    rows: list[list[object]] = [
-        [label, d.counts[label], fmt.pct(d.shares[label]), fmt.pct(d.shares_of_all[label])]
-        for label in d.counts
-    ]
-    rows += [[what, getattr(d, what), "", ""] for what in ("ties", "no_majority", "no_quorum")]
-    return [*rows, ["cases", d.n, "", ""]]
-
-
-def _prevalence(title: str, groups: dict[str, PrevalenceGroup], labels: list[str]) -> list[str]:
-    if not groups:
-        return []
-    header = [title, "cases", "decided", *labels, "ties", "no_majority", "no_quorum"]
-    rows = [
-        [
-            value,
-            g.labels.n,
-            g.labels.decided,
-            *(fmt.pct(g.labels.shares[lab]) for lab in labels),
-            g.labels.ties,
-            g.labels.no_majority,
-            g.labels.no_quorum,
-        ]
-        for value, g in groups.items()
-    ]
-    return [f"### By {title}", "", *table(header, rows)]
-
-
-def _confusion(title: str, c: Comparison, labels: list[str]) -> list[str]:
-    header = ["reference \\ rater", *labels]
-    rows = [[labels[i], *row] for i, row in enumerate(c.confusion)]
-    return [f"{title}:", "", *table(header, rows)]
-
-
-def render_markdown(r: AgreementReport) -> str:
-    lines = ["# Agreement report", ""]
-    lines += [
-        f"- Source: {esc(fmt.source_line(r))}",
-        f"- Rubric: {esc(fmt.rubric_line(r))}",
-        f"- Cases: {r.n_cases}; complete (every included rater valid): {r.n_complete}",
-        f"- Included raters: {esc(', '.join(r.included_raters))}",
-        f"- Bootstrap: {r.bootstrap.resamples} resamples of cases, seed {r.bootstrap.seed}, "
-        f"{round(100 * r.bootstrap.confidence)}% percentile intervals",
-        "",
-    ]
+def _gate(r: AgreementReport) -> list[str]:
     g = r.gate
-    lines += [f"## Scale gate: {g.status}", "", f"- {esc(g.note or '')}"]
+    lines = [f"## Scale gate: {g.status}", "", f"- {esc(g.note or '')}"]
     lines.append(
         f"- Thresholds: {g.figures.scale} Fleiss' kappa over the judges >= {g.min_fleiss:.2f}; "
         f"each judge's kappa vs the human reference >= {g.min_judge_kappa:.2f}"
@@ -85,65 +41,11 @@ def render_markdown(r: AgreementReport) -> str:
             f"- {esc(judge)} vs reference: {fmt.num(value)} (n={g.figures.judge_n[judge]})"
         )
     lines += [f"- FAILED: {esc(f)}" for f in g.failures]
-    lines.append("")
+    return [*lines, ""]
 
-    scales = ["labels", *(["binary"] if r.binary_labels else [])]
-    lines += ["## Agreement", ""]
-    rows = [
-        [name, *(fmt.figure(getattr(r, key).get(s)) for s in scales)]
-        for name, key in fmt.FIGURE_ROWS
-    ]
-    lines += table(["figure", *scales], rows)
 
-    lines += ["## Raters", ""]
-    header = ["rater", "kind", "included", "reference", "valid", "invalid", "missing", *r.labels]
-    rows = [
-        [
-            x.name,
-            x.kind or "",
-            "yes" if x.included else "no",
-            "yes" if x.reference else "no",
-            x.n_valid,
-            x.n_invalid,
-            x.n_missing,
-            *(f"{x.counts[lab]} ({fmt.pct(x.shares[lab])})" for lab in r.labels),
-        ]
-        for x in r.raters
-    ]
-    lines += table(header, rows)
-
-    lines += ["## Pairwise Cohen's kappa", ""]
-    header = ["a", "b", "n", "kappa", "agreement"]
-    if r.binary_labels:
-        header += ["binary kappa", "binary agreement"]
-    rows = []
-    for p in r.cohen_kappa:
-        row: list[object] = [
-            p.a,
-            p.b,
-            p.n,
-            fmt.kappa_text(p.kappa, p.ci, p.reason),
-            fmt.pct(p.agreement),
-        ]
-        if p.binary is not None:
-            b = p.binary
-            row += [fmt.kappa_text(b.kappa, b.ci, b.reason), fmt.pct(b.agreement)]
-        rows.append(row)
-    lines += table(header, rows) if rows else ["(fewer than two raters)", ""]
-
-    m = r.majority
-    lines += ["## Majority vote", "", f"- Policy: {esc(m.policy)}"]
-    lines += [f"- Voters: {esc(', '.join(m.voters))}; quorum {m.quorum}", ""]
-    lines += table(["labels", "cases", "share", "share of all"], _distribution_rows(m.labels))
-    if m.binary is not None:
-        lines += table(["binary", "cases", "share", "share of all"], _distribution_rows(m.binary))
-
-    lines += ["## Prevalence of majority labels", ""]
-    lines += _prevalence("dataset", r.prevalence.by_dataset, r.labels)
-    lines += _prevalence("run", r.prevalence.by_run, r.labels)
-    lines += _prevalence("category", r.prevalence.by_category, r.labels)
-
-    lines += ["## Against the reference", ""]
+def _reference(r: AgreementReport) -> list[str]:
+    lines = ["## Against the reference", ""]
     v = r.vs_reference
     if v.reference is not None:
         lines += [
@@ -152,26 +54,36 @@ def render_markdown(r: AgreementReport) -> str:
             "",
         ]
     if not v.available:
-        lines += [f"No comparison: {esc(v.reason or 'no reference')}", ""]
-    else:
-        compared = [*v.raters, *([v.majority] if v.majority else [])]
-        header = ["rater", "n", "kappa", "accuracy"]
-        if r.binary_labels:
-            header += ["binary kappa", "binary accuracy"]
-        rows = []
-        for c in compared:
-            row = [c.rater, c.labels.n, fmt.figure(c.labels.kappa, with_n=False)]
-            row.append(fmt.figure(c.labels.accuracy, with_n=False))
-            if c.binary is not None:
-                row += [
-                    fmt.figure(c.binary.kappa, with_n=False),
-                    fmt.figure(c.binary.accuracy, with_n=False),
-                ]
-            rows.append(row)
-        lines += table(header, rows)
-        for c in compared:
-            lines += _confusion(f"Confusion of {esc(c.rater)} (labels)", c.labels, r.labels)
+        return [*lines, f"No comparison: {esc(v.reason or 'no reference')}", ""]
+    lines += table(*tables.reference(r))
+    for c in tables.compared(r):
+        lines += [f"Confusion of {esc(c.rater)} (labels):", ""]
+        lines += table(*tables.confusion(c.labels, r.labels))
+    return lines
 
+
+def render_markdown(r: AgreementReport) -> str:
+    lines = ["# Agreement report", ""]
+    lines += [f"- {esc(item)}" for item in tables.summary(r)]
+    lines += ["", *_gate(r)]
+    lines += ["## Agreement", "", *table(*tables.figures(r))]
+    lines += ["## Raters", "", *table(*tables.raters(r))]
+    lines += ["## Pairwise Cohen's kappa", ""]
+    header, rows = tables.pairs(r)
+    lines += table(header, rows) if rows else ["(fewer than two raters)", ""]
+
+    m = r.majority
+    lines += ["## Majority vote", "", f"- Policy: {esc(m.policy)}"]
+    lines += [f"- Voters: {esc(', '.join(m.voters))}; quorum {m.quorum}", ""]
+    lines += table(*tables.distribution(m.labels, "labels"))
+    if m.binary is not None:
+        lines += table(*tables.distribution(m.binary, "binary"))
+
+    lines += ["## Prevalence of majority labels", ""]
+    for title, t in tables.prevalence(r):
+        lines += [f"### By {title}", "", *table(*t)]
+
+    lines += _reference(r)
     if r.notes:
         lines += ["## Notes", "", *(f"- {esc(n)}" for n in r.notes), ""]
     return "\n".join(lines).rstrip() + "\n"

@@ -1,0 +1,146 @@
+"""The report's tables as plain (header, rows) pairs, shared by the Markdown and
+HTML renderers, which only differ in how a table is written out."""
+
+from __future__ import annotations
+
+from tiap.agreement import fmt
+from tiap.agreement.models import (
+    AgreementReport,
+    Comparison,
+    Distribution,
+    PrevalenceGroup,
+    VsRater,
+)
+
+Table = tuple[list[str], list[list[object]]]
+
+PREVALENCE_BY = ("dataset", "run", "category")
+
+
+def summary(r: AgreementReport) -> list[str]:
+    """The report's opening list: source, rubric, cases, raters, bootstrap."""
+    b = r.bootstrap
+    return [
+        f"Source: {fmt.source_line(r)}",
+        f"Rubric: {fmt.rubric_line(r)}",
+        f"Cases: {r.n_cases}; complete (every included rater valid): {r.n_complete}",
+        f"Included raters: {', '.join(r.included_raters)}",
+        f"Bootstrap: {b.resamples} resamples of cases, seed {b.seed}, "
+        f"{round(100 * b.confidence)}% percentile intervals",
+    ]
+
+
+def figures(r: AgreementReport) -> Table:
+    """Fleiss, Krippendorff and percent agreement, one column per scale."""
+    s = fmt.scales(r)
+    rows = [
+        [name, *(fmt.figure(getattr(r, key).get(x)) for x in s)] for name, key in fmt.FIGURE_ROWS
+    ]
+    return ["figure", *s], rows
+
+
+def raters(r: AgreementReport) -> Table:
+    header = ["rater", "kind", "included", "reference", "valid", "invalid", "missing", *r.labels]
+    rows: list[list[object]] = [
+        [
+            x.name,
+            x.kind or "",
+            "yes" if x.included else "no",
+            "yes" if x.reference else "no",
+            x.n_valid,
+            x.n_invalid,
+            x.n_missing,
+            *(f"{x.counts[lab]} ({fmt.pct(x.shares[lab])})" for lab in r.labels),
+        ]
+        for x in r.raters
+    ]
+    return header, rows
+
+
+def pairs(r: AgreementReport) -> Table:
+    """Pairwise Cohen's kappa with its CI and percent agreement."""
+    header = ["a", "b", "n", "kappa", "agreement"]
+    if r.binary_labels:
+        header += ["binary kappa", "binary agreement"]
+    rows: list[list[object]] = []
+    for p in r.cohen_kappa:
+        row: list[object] = [
+            p.a,
+            p.b,
+            p.n,
+            fmt.kappa_text(p.kappa, p.ci, p.reason),
+            fmt.pct(p.agreement),
+        ]
+        if p.binary is not None:
+            b = p.binary
+            row += [fmt.kappa_text(b.kappa, b.ci, b.reason), fmt.pct(b.agreement)]
+        rows.append(row)
+    return header, rows
+
+
+def distribution(d: Distribution, what: str) -> Table:
+    """Majority labels: count, share of decided cases, share of all cases."""
+    rows: list[list[object]] = [
+        [label, d.counts[label], fmt.pct(d.shares[label]), fmt.pct(d.shares_of_all[label])]
+        for label in d.counts
+    ]
+    rows += [[k, getattr(d, k), "", ""] for k in ("ties", "no_majority", "no_quorum")]
+    rows.append(["cases", d.n, "", ""])
+    return [what, "cases", "share", "share of all"], rows
+
+
+def prevalence(r: AgreementReport) -> list[tuple[str, Table]]:
+    """One table per non-empty stratum (dataset, run, category) of majority labels."""
+    out = []
+    for title in PREVALENCE_BY:
+        groups: dict[str, PrevalenceGroup] = getattr(r.prevalence, f"by_{title}")
+        if not groups:
+            continue
+        header = [title, "cases", "decided", *r.labels, "ties", "no_majority", "no_quorum"]
+        rows: list[list[object]] = [
+            [
+                value,
+                g.labels.n,
+                g.labels.decided,
+                *(fmt.pct(g.labels.shares[lab]) for lab in r.labels),
+                g.labels.ties,
+                g.labels.no_majority,
+                g.labels.no_quorum,
+            ]
+            for value, g in groups.items()
+        ]
+        out.append((title, (header, rows)))
+    return out
+
+
+def compared(r: AgreementReport) -> list[VsRater]:
+    """The raters (and the majority) compared with the reference."""
+    v = r.vs_reference
+    return [*v.raters, *([v.majority] if v.majority else [])]
+
+
+def reference(r: AgreementReport) -> Table:
+    """Kappa and accuracy of each compared rater against the reference."""
+    header = ["rater", "n", "kappa", "accuracy"]
+    if r.binary_labels:
+        header += ["binary kappa", "binary accuracy"]
+    rows: list[list[object]] = []
+    for c in compared(r):
+        row: list[object] = [
+            c.rater,
+            c.labels.n,
+            fmt.figure(c.labels.kappa, with_n=False),
+            fmt.figure(c.labels.accuracy, with_n=False),
+        ]
+        if c.binary is not None:
+            row += [
+                fmt.figure(c.binary.kappa, with_n=False),
+                fmt.figure(c.binary.accuracy, with_n=False),
+            ]
+        rows.append(row)
+    return header, rows
+
+
+def confusion(c: Comparison, labels: list[str]) -> Table:
+    """Rows: the reference's label; columns: the rater's."""
+    return ["reference \\ rater", *labels], [[labels[i], *row] for i, row in enumerate(c.confusion)]
