@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import json
 import re
+import tomllib
 from collections.abc import Iterable, Iterator
+from importlib import resources
 from pathlib import Path
 from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from tiap.errors import InputError
+from tiap.errors import InputError, TiapError
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -49,6 +51,56 @@ def describe_toml_error(exc: ValueError) -> tuple[str, int | None]:
         line = line or int(found.group(1))
         msg = msg[: found.start()]
     return msg, line
+
+
+def parse_toml(text: str, origin: str | Path, model: type[M], *, what: str | None = None) -> M:
+    """TOML text validated with ``model``; errors name ``origin`` (and the TOML line
+    when known). ``what`` names the kind of file in validation errors ("invalid panel: ...")."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        msg, line = describe_toml_error(exc)
+        raise InputError(origin, f"malformed TOML ({msg})", line) from None
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        problem = describe_validation_error(exc)
+        raise InputError(origin, f"invalid {what}: {problem}" if what else problem) from None
+
+
+def builtin_toml_names(package: str, folder: str) -> list[str]:
+    """Names (without ``.toml``) of the TOML data files shipped in ``package/folder``."""
+    root = resources.files(package) / folder
+    return sorted(p.name.removesuffix(".toml") for p in root.iterdir() if p.name.endswith(".toml"))
+
+
+def load_builtin_or_file(
+    name_or_path: str | Path, model: type[M], *, package: str, folder: str, what: str
+) -> M:
+    """A TOML data file shipped with tiap (``package/folder/NAME.toml``) by name, or a
+    user's TOML file by path, validated with ``model``. ``what`` ("rubric", "panel")
+    names the kind of file in errors."""
+    name = str(name_or_path)
+    builtins = builtin_toml_names(package, folder)
+    if name in builtins:
+        res = resources.files(package) / folder / f"{name}.toml"
+        text = res.read_text(encoding="utf-8")
+        return parse_toml(text, f"<built-in {what} {name}>", model, what=what)
+    path = Path(name_or_path)
+    if path.suffix == ".toml" or path.exists():
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise InputError(path, f"{what} file not found") from None
+        except OSError as exc:
+            raise InputError(path, f"cannot read {what} file ({exc.strerror})") from None
+        except UnicodeDecodeError:
+            raise InputError(path, f"{what} file is not UTF-8 text") from None
+        return parse_toml(text, str(path), model, what=what)
+    raise TiapError(
+        f"unknown {what} '{name}' (built-in: {', '.join(builtins)}; "
+        "or give the path of a .toml file)"
+    )
 
 
 def iter_jsonl(path: str | Path, model: type[M]) -> Iterator[tuple[int, M]]:

@@ -107,6 +107,17 @@ def test_unknown_rubric_and_missing_file(tmp_path: Path) -> None:
         load_rubric(tmp_path / "absent.toml")
 
 
+def test_unreadable_rubric_file_is_an_input_error(tmp_path: Path) -> None:
+    folder = tmp_path / "folder.toml"
+    folder.mkdir()
+    with pytest.raises(InputError, match=r"cannot read rubric file"):
+        load_rubric(folder)
+    latin = tmp_path / "latin.toml"
+    latin.write_bytes('id = "caf\xe9"\n'.encode("latin-1"))
+    with pytest.raises(InputError, match=r"latin.toml: rubric file is not UTF-8 text"):
+        load_rubric(latin)
+
+
 # ---------------------------------------------------------------------- content hash
 
 

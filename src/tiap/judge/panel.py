@@ -24,15 +24,13 @@ parameters (``params``) and a ``description``. Optional per panel: ``seed``,
 from __future__ import annotations
 
 import os
-import tomllib
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from tiap.errors import InputError, TiapError
-from tiap.io import describe_toml_error, describe_validation_error
+from tiap.errors import TiapError
+from tiap.io import builtin_toml_names, load_builtin_or_file, parse_toml
 
 #: The in-process litellm provider of tiap's offline judges (``tiap-offline/NAME``).
 OFFLINE_PROVIDER = "tiap-offline"
@@ -148,39 +146,16 @@ class Panel(BaseModel):
 
 def builtin_panels() -> list[str]:
     """Names of the panels shipped with tiap."""
-    root = resources.files("tiap.judge") / "panels"
-    return sorted(p.name.removesuffix(".toml") for p in root.iterdir() if p.name.endswith(".toml"))
+    return builtin_toml_names("tiap.judge", "panels")
 
 
 def parse_panel(text: str, origin: str) -> Panel:
     """Parse panel TOML; errors name ``origin`` (and the TOML line when known)."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        msg, line = describe_toml_error(exc)
-        raise InputError(origin, f"malformed TOML ({msg})", line) from None
-    try:
-        return Panel.model_validate(data)
-    except ValidationError as exc:
-        raise InputError(origin, f"invalid panel: {describe_validation_error(exc)}") from None
+    return parse_toml(text, origin, Panel, what="panel")
 
 
 def load_panel(name_or_path: str | Path) -> Panel:
     """A built-in panel by name, or a panel TOML file by path."""
-    text_name = str(name_or_path)
-    if text_name in builtin_panels():
-        res = resources.files("tiap.judge") / "panels" / f"{text_name}.toml"
-        return parse_panel(res.read_text(encoding="utf-8"), f"<built-in panel {text_name}>")
-    path = Path(name_or_path)
-    if path.suffix == ".toml" or path.exists():
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise InputError(path, "panel file not found") from None
-        except OSError as exc:
-            raise InputError(path, f"cannot read panel file ({exc.strerror})") from None
-        return parse_panel(text, str(path))
-    raise TiapError(
-        f"unknown panel '{text_name}' (built-in: {', '.join(builtin_panels())}; "
-        "or give the path of a .toml file)"
+    return load_builtin_or_file(
+        name_or_path, Panel, package="tiap.judge", folder="panels", what="panel"
     )

@@ -17,17 +17,15 @@ reported in :attr:`Bundle.warnings`.
 from __future__ import annotations
 
 import gc
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
 import tomli_w
-from pydantic import ValidationError
 
 from tiap.errors import InputError, TiapError
-from tiap.io import describe_toml_error, describe_validation_error, iter_jsonl, write_jsonl
+from tiap.io import iter_jsonl, parse_toml, write_jsonl
 from tiap.traces.models import BundleConfig, Memory, Query, RunConfig, RunEntry, Source
 from tiap.traces.trec import TREC_SUFFIXES, read_trec_run, write_trec_run
 
@@ -98,18 +96,12 @@ class Bundle:
 def read_config(root: Path) -> BundleConfig:
     path = root / CONFIG_FILE
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         if not root.exists():
             raise InputError(root, "bundle directory not found") from None
         raise InputError(path, "file not found (every bundle needs a bundle.toml)") from None
-    except tomllib.TOMLDecodeError as exc:
-        msg, line = describe_toml_error(exc)
-        raise InputError(path, f"malformed TOML ({msg})", line) from None
-    try:
-        return BundleConfig.model_validate(data)
-    except ValidationError as exc:
-        raise InputError(path, describe_validation_error(exc)) from None
+    return parse_toml(text, path, BundleConfig)
 
 
 def _store_path(root: Path, name: str, config: BundleConfig) -> Path:
