@@ -19,9 +19,15 @@ def bundle_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def gc_state() -> Iterator[None]:
+    """Start with nothing frozen (an earlier test in this process may have frozen
+    objects, e.g. the judge after importing litellm); restore the state after."""
     enabled = gc.isenabled()
+    had_frozen = gc.get_freeze_count() > 0
+    gc.unfreeze()
     yield
     gc.unfreeze()
+    if had_frozen:
+        gc.freeze()
     if enabled:
         gc.enable()
     else:
