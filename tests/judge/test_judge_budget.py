@@ -80,6 +80,26 @@ def test_max_cost_needs_a_price(make_workspace, loopback, write_panel, key_env) 
     assert [t for (t,) in rows(db, "SELECT input_tokens FROM labels")] != [None, None]
 
 
+def test_negative_budget_is_refused_before_any_call(
+    capsys, make_workspace, loopback: LoopbackServer, write_panel, key_env
+) -> None:
+    from tiap.cli import main
+
+    db = make_workspace(2)
+    panel = write_panel(loopback.url, model="openai/priced-model", prices=PRICES)
+    with Workspace(db) as ws, pytest.raises(TiapError, match="--max-cost must not be negative"):
+        run_panel(ws, load_panel(panel), load_rubric(), subset="val", max_cost=-0.5)
+    judge = ["judge", "run", "--db", str(db), "--panel", str(panel), "--subset", "val"]
+    audit = ["audit", str(db.parent), "--out", str(db.parent / "audit"), "--panel", str(panel)]
+    for command in (judge, audit):
+        with pytest.raises(SystemExit) as info:
+            main([*command, "--max-cost", "-0.5"])
+        assert info.value.code == 2
+        assert "--max-cost" in capsys.readouterr().err
+    assert loopback.count == 0
+    assert rows(db, "SELECT COUNT(*) FROM labels") == [(0,)]
+
+
 def test_dry_run_figures(make_workspace, loopback, write_panel, key_env) -> None:
     n = 6
     db = make_workspace(n)

@@ -68,7 +68,7 @@ def register(app: typer.Typer) -> None:
             0.60, "--min-judge-kappa", help="Gate: each judge's kappa vs humans."
         ),
         max_cost: float | None = typer.Option(
-            None, "--max-cost", help="Budget in US dollars for each judging step."
+            None, "--max-cost", min=0, help="Budget in US dollars for each judging step."
         ),
         force: bool = typer.Option(
             False, "--force", help="Judge every case even if the gate failed (recorded)."

@@ -118,7 +118,10 @@ def run(
     subset: str | None = typer.Option(None, "--subset", help="Judge only this subset."),
     rubric: str = typer.Option("contested-credit", "--rubric", help="Rubric name or TOML file."),
     max_cost: float | None = typer.Option(
-        None, "--max-cost", help="Budget in US dollars for this run; stops before exceeding it."
+        None,
+        "--max-cost",
+        min=0,
+        help="Budget in US dollars for this run; stops before exceeding it.",
     ),
     dry_run: bool = typer.Option(
         False, "--dry-run", help="Print calls, cache hits and estimated cost; call nothing."
@@ -143,12 +146,9 @@ def run(
     from tiap.cases import Workspace
     from tiap.judge import dry_run as make_dry_run
     from tiap.judge import load_panel, plan_run
-    from tiap.judge.progress import RichProgress
-    from tiap.judge.runner import execute
+    from tiap.judge.progress import run_with_progress
     from tiap.rubric import load_rubric
 
-    if max_cost is not None and max_cost < 0:
-        raise TiapError("--max-cost must not be negative")
     the_panel = load_panel(panel)
     the_rubric = load_rubric(rubric)
     with Workspace(db, create=False) as ws:
@@ -174,12 +174,9 @@ def run(
             return
         if note:
             typer.echo(f"tiap: warning: {note}", err=True)
-        import asyncio
-
-        with RichProgress(enabled=not no_progress) as progress:
-            summary = asyncio.run(
-                execute(ws, plan, max_cost=max_cost, reporter=progress, workers=workers)
-            )
+        summary = run_with_progress(
+            ws, plan, max_cost=max_cost, workers=workers, progress=not no_progress
+        )
     if as_json:
         typer.echo(summary.model_dump_json(indent=2))
     else:

@@ -199,15 +199,11 @@ class Audit:
 
     def judge(self, ws: Any, panel: Any, rubric: Any, subset: str | None) -> bool:
         """Judge; returns False when the budget stopped the run."""
-        import asyncio
-
         from tiap.judge import plan_run
-        from tiap.judge.progress import RichProgress
-        from tiap.judge.runner import execute
+        from tiap.judge.progress import run_with_progress
 
         plan = plan_run(ws, panel, rubric, subset=subset)
-        with RichProgress(enabled=self.s.progress) as progress:
-            summary = asyncio.run(execute(ws, plan, max_cost=self.s.max_cost, reporter=progress))
+        summary = run_with_progress(ws, plan, max_cost=self.s.max_cost, progress=self.s.progress)
         where = f"subset '{subset}'" if subset else "every case"
         invalid = sum(summary.invalid.values())
         self.step(

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tiap.cases import Workspace
+    from tiap.judge.plan import RunPlan
+    from tiap.judge.summary import RunSummary
 
 
 class RichProgress:
@@ -48,3 +53,21 @@ class RichProgress:
     def advance(self, judge: str, n: int = 1) -> None:
         if self._progress is not None and n:
             self._progress.advance(self._tasks[judge], n)
+
+
+def run_with_progress(
+    ws: Workspace,
+    plan: RunPlan,
+    *,
+    max_cost: float | None = None,
+    workers: int | None = None,
+    progress: bool = True,
+) -> RunSummary:
+    """Carry out a plan (:func:`tiap.judge.runner.execute`) with a progress bar per
+    judge on stderr, or none when ``progress`` is false."""
+    import asyncio
+
+    from tiap.judge.runner import execute
+
+    with RichProgress(enabled=progress) as reporter:
+        return asyncio.run(execute(ws, plan, max_cost=max_cost, reporter=reporter, workers=workers))

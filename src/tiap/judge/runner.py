@@ -320,8 +320,11 @@ def resolve_keys(plan: RunPlan) -> dict[str, str | None]:
 
 
 def check_budget_prices(plan: RunPlan, max_cost: float | None) -> None:
+    """A budget must be non-negative and every judge that will be called priced."""
     if max_cost is None:
         return
+    if max_cost < 0:
+        raise TiapError("--max-cost must not be negative")
     unpriced = [jp.judge for jp in plan.judges if jp.to_call and jp.price is None]
     if unpriced:
         names = ", ".join(f"'{j.name}' ({j.model})" for j in unpriced)
@@ -385,7 +388,5 @@ def run_panel(
     workers: int | None = None,
 ) -> RunSummary:
     """Plan and execute (the Python API of ``tiap judge run``)."""
-    if max_cost is not None and max_cost < 0:
-        raise TiapError("--max-cost must not be negative")
     plan = plan_run(ws, panel, rubric, subset=subset, retry_failed=retry_failed)
     return asyncio.run(execute(ws, plan, max_cost=max_cost, reporter=reporter, workers=workers))
