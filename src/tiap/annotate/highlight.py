@@ -14,20 +14,13 @@ from dataclasses import dataclass
 
 from rich.text import Text
 
+from tiap.stopwords import ENGLISH
+
 WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 
-_STOPWORDS_TEXT = """
-    a about above after again against all also am an and any are as at be because been
-    before being below between both but by can could did do does doing down during each
-    few for from further had has have having he her here hers herself him himself his how
-    i if in into is it its itself just me more most my myself no nor not now of off on
-    once only or other our ours ourselves out over own same she should so some such than
-    that the their theirs them themselves then there these they this those through to too
-    under until up very was we were what when where which while who whom why will with
-    would you your yours yourself yourselves yes yeah oh ok okay really like get got go
-    going one two thing things much many well
-"""
-STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
+_CHAT_WORDS = """also yes yeah oh ok okay really like get got go going one two thing things
+    much many well"""
+STOPWORDS = ENGLISH | frozenset(_CHAT_WORDS.split())
 
 ANSWER_STYLE = "bold black on yellow"
 EVIDENCE_STYLE = "bold underline cyan"

@@ -18,6 +18,8 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from tiap.stopwords import ENGLISH
+
 _BLOCK = re.compile(r"<([a-z_]+)>\n(.*?)\n</\1>", re.DOTALL)
 _WORD = re.compile(r"[a-z0-9]+")
 _RAW_WORD = re.compile(r"[A-Za-z0-9]+")
@@ -28,17 +30,9 @@ _MONTH_WORDS = (
     "friday saturday sunday"
 )
 _MONTHS = frozenset(_MONTH_WORDS.split())
-_STOPWORD_TEXT = """
-a about above after again against all am an and any are as at be because been before
-    being below between both but by can could did do does doing down during each few for from
-    further had has have having he her here hers herself him himself his how i if in into is it
-    its itself just me more most my myself no nor not now of off on once only or other our ours
-    ourselves out over own same she should so some such than that the their theirs them
-    themselves then there these they this those through to too under until up very was we were
-    what when where which while who whom why will with would you your yours yourself yourselves
-    also yes yeah oh really like get got go going went one thing things lot much well know
-    think thats im ive dont did didnt s t ll re ve d m"""
-STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+_CHAT_WORDS = """also yes yeah oh really like get got go going went one thing things lot much
+    well know think thats im ive dont didnt s t ll re ve d m"""
+STOPWORDS = ENGLISH | frozenset(_CHAT_WORDS.split())
 
 
 def blocks(text: str) -> dict[str, str]:

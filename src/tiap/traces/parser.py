@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from functools import lru_cache
 
+from tiap.stopwords import ENGLISH
 from tiap.traces.dataset import Turn
 from tiap.traces.models import Memory
 
@@ -47,17 +48,9 @@ _LEADING_CONNECTIVE = re.compile(
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’-]*")
 _DIGIT = re.compile(r"\d")
 
-_STOPWORD_TEXT = """
-    a about above after again against all am an and any are as at be because been before
-    being below between both but by can could did do does doing down during each few for from
-    further had has have having he her here hers herself him himself his how i if in into is it
-    its itself just me more most my myself no nor not now of off on once only or other our ours
-    ourselves out over own same she should so some such than that the their theirs them
-    themselves then there these they this those through to too under until up very was we were
-    what when where which while who whom why will with would you your yours yourself yourselves
-    i'm i've i'll i'd you're you've you'll it's that's what's really so much just also yeah
-    oh wow hey hi thanks thank great good awesome cool amazing glad sure lot lots"""
-_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+_CHAT_WORDS = """i'm i've i'll i'd you're you've you'll it's that's what's really much also
+    yeah oh wow hey hi thanks thank great good awesome cool amazing glad sure lot lots"""
+_STOPWORDS = ENGLISH | frozenset(_CHAT_WORDS.split())
 
 # Pronoun (lower-cased, straight apostrophe) -> replacement; {S} speaker, {L} listener.
 _PRONOUNS: dict[str, str] = {

@@ -1,0 +1,16 @@
+"""English stopwords shared by tiap's lexical rules: the parser's fact extraction,
+the baseline judges and the annotation highlighter. Each adds its own
+conversational words ("yeah", "wow", contractions) to :data:`ENGLISH`."""
+
+from __future__ import annotations
+
+_ENGLISH_TEXT = """
+    a about above after again against all am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for from
+    further had has have having he her here hers herself him himself his how i if in into is it
+    its itself just me more most my myself no nor not now of off on once only or other our ours
+    ourselves out over own same she should so some such than that the their theirs them
+    themselves then there these they this those through to too under until up very was we were
+    what when where which while who whom why will with would you your yours yourself yourselves
+"""
+ENGLISH: frozenset[str] = frozenset(_ENGLISH_TEXT.split())
