@@ -13,13 +13,36 @@ import tomllib
 from collections.abc import Iterable, Iterator
 from importlib import resources
 from pathlib import Path
-from typing import TypeVar
+from typing import BinaryIO, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from tiap.errors import InputError, TiapError
 
 M = TypeVar("M", bound=BaseModel)
+
+
+def open_input(path: str | Path, *, what: str = "file") -> BinaryIO:
+    """Open an input file for binary reading; a missing or unreadable file is an
+    :class:`InputError` naming it (``what`` names the kind of file)."""
+    p = Path(path)
+    try:
+        return p.open("rb")
+    except FileNotFoundError:
+        raise InputError(p, f"{what} not found") from None
+    except OSError as exc:
+        raise InputError(p, f"cannot read {what} ({exc.strerror})") from None
+
+
+def read_text_input(path: str | Path, *, what: str = "file") -> str:
+    """The whole of a UTF-8 input file; missing, unreadable or non-UTF-8 files are
+    an :class:`InputError` naming it."""
+    with open_input(path, what=what) as fh:
+        data = fh.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(Path(path), f"{what} is not UTF-8 text ({exc.reason})") from None
 
 
 def describe_validation_error(exc: ValidationError) -> str:
@@ -88,14 +111,7 @@ def load_builtin_or_file(
         return parse_toml(text, f"<built-in {what} {name}>", model, what=what)
     path = Path(name_or_path)
     if path.suffix == ".toml" or path.exists():
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise InputError(path, f"{what} file not found") from None
-        except OSError as exc:
-            raise InputError(path, f"cannot read {what} file ({exc.strerror})") from None
-        except UnicodeDecodeError:
-            raise InputError(path, f"{what} file is not UTF-8 text") from None
+        text = read_text_input(path, what=f"{what} file")
         return parse_toml(text, str(path), model, what=what)
     raise TiapError(
         f"unknown {what} '{name}' (built-in: {', '.join(builtins)}; "
@@ -106,13 +122,7 @@ def load_builtin_or_file(
 def iter_jsonl(path: str | Path, model: type[M]) -> Iterator[tuple[int, M]]:
     """Yield ``(line_number, record)`` for each non-blank line of ``path``."""
     p = Path(path)
-    try:
-        fh = p.open("rb")
-    except FileNotFoundError:
-        raise InputError(p, "file not found") from None
-    except OSError as exc:
-        raise InputError(p, f"cannot read file ({exc.strerror})") from None
-    with fh:
+    with open_input(p) as fh:
         for lineno, raw in enumerate(fh, start=1):
             if not raw.strip():
                 continue

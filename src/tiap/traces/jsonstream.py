@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from tiap.errors import InputError
+from tiap.io import open_input
 
 _WS = " \t\n\r"
 _CHUNK = 1 << 20
@@ -90,12 +91,7 @@ def iter_json_list(path: str | Path, info: StreamInfo | None = None) -> Iterator
     """
     p = Path(path)
     info = info if info is not None else StreamInfo()
-    try:
-        fh = p.open("rb")
-    except FileNotFoundError:
-        raise InputError(p, "file not found") from None
-    except OSError as exc:
-        raise InputError(p, f"cannot read file ({exc.strerror})") from None
+    fh = open_input(p)
     decoder = json.JSONDecoder()
     with fh:
         r = _Reader(fh, info)

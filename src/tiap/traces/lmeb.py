@@ -28,7 +28,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from tiap.errors import InputError, TiapError
-from tiap.io import iter_jsonl
+from tiap.io import iter_jsonl, read_text_input
 from tiap.traces.dataset import DatasetTraces
 from tiap.traces.models import Query, Source
 
@@ -81,12 +81,7 @@ def read_qrels(path: Path, query_ids: set[str], doc_ids: set[str]) -> dict[str, 
     """``query_id -> {corpus_id: score}`` in file order; bad lines raise InputError."""
     qrels: dict[str, dict[str, int]] = {}
     first: dict[tuple[str, str], int] = {}
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(path, "file not found") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(path, f"not UTF-8 text ({exc.reason})") from None
+    text = read_text_input(path)
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from tiap.errors import InputError
+from tiap.io import read_text_input
 from tiap.traces.models import RunEntry
 
 TREC_SUFFIXES = (".trec", ".run", ".txt", ".tsv")
@@ -22,12 +23,7 @@ TREC_SUFFIXES = (".trec", ".run", ".txt", ".tsv")
 def read_trec_run(path: str | Path) -> list[RunEntry]:
     """Parse a TREC run file into run entries, in first-seen query order."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(p, "file not found") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(p, f"not UTF-8 text ({exc.reason})") from None
+    text = read_text_input(p)
     items: dict[str, list[tuple[float, str]]] = {}
     seen: dict[str, dict[str, int]] = {}
     for lineno, line in enumerate(text.splitlines(), start=1):
