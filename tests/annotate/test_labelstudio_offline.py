@@ -106,3 +106,24 @@ def test_connect_errors_without_a_server(monkeypatch) -> None:
     with pytest.raises(TiapError, match="cannot reach Label Studio") as err:
         connect(f"http://127.0.0.1:{port}", api_key=secret)
     assert secret not in str(err.value)
+
+
+def test_overlap_scope_and_default_titles(tmp_path, rubric) -> None:
+    from annotate_support import make_workspace
+
+    from tiap.annotate.labelstudio.push import default_title, scope_case_ids
+    from tiap.cases.workspace import Workspace
+
+    assert default_title(rubric, None) == "tiap contested-credit"
+    assert default_title(rubric, "val") == "tiap contested-credit val"
+    assert default_title(rubric, "val", True) == "tiap contested-credit val overlap"
+    db = make_workspace(tmp_path / "w.sqlite", 4, overlap=1)
+    with Workspace(db) as ws:
+        assert scope_case_ids(ws, None, False) is None
+        assert scope_case_ids(ws, "val", False) == ["c0000", "c0001", "c0002", "c0003"]
+        assert scope_case_ids(ws, "val", True) == ["c0000"]
+        with pytest.raises(TiapError, match="--overlap needs --subset"):
+            scope_case_ids(ws, None, True)
+    bare = make_workspace(tmp_path / "bare.sqlite", 2, overlap=0)
+    with Workspace(bare) as ws, pytest.raises(TiapError, match="has no reviewer overlap"):
+        scope_case_ids(ws, "val", True)

@@ -233,6 +233,24 @@ def test_two_annotators_pull_idempotent_update_delete(
         assert ws.raters("human") == ["alice", "bob"]
 
 
+def test_overlap_project_holds_only_the_reviewer_overlap(
+    tmp_path: Path, rubric, title, reviewer: Annotator
+) -> None:
+    db = make_workspace(tmp_path / "w.sqlite", 5, overlap=2)  # overlap: c0000, c0001
+    admin = connect(URL, api_key=ADMIN_TOKEN)
+    other = connect(URL, api_key=reviewer.personal_token)
+    with Workspace(db) as ws:
+        pushed = push(ws, other, rubric, title=title, subset="val", overlap=True)
+        assert (pushed.created, pushed.tasks_added) == (True, 2)
+        tasks = _tasks(admin, pushed.project_id)
+        assert sorted(tasks) == ["c0000", "c0001"]
+        other.client.annotations.create(id=tasks["c0001"], result=_choice("partial"))
+        res = pull(ws, admin, rubric, title=title, subset="val", overlap=True)
+        assert (res.labels_added, res.raters) == (1, {reviewer.email: 1})
+        (rec,) = ws.latest_labels(rater_kind="human")
+        assert (rec.case_id, rec.rater, rec.label) == ("c0001", reviewer.email, "partial")
+
+
 def test_mismatched_project_and_missing_project(tmp_path: Path, rubric, title) -> None:
     conn = connect(URL, api_key=ADMIN_TOKEN)
     conn.client.projects.create(

@@ -37,7 +37,13 @@ URL = typer.Option(
 PROJECT = typer.Option(
     None,
     "--project",
-    help="Project title (default: 'tiap <rubric>' plus ' <subset>' when a subset is given).",
+    help="Project title (default: 'tiap <rubric>', plus ' <subset>' when a subset is given, "
+    "plus ' overlap' with --overlap).",
+)
+LS_OVERLAP = typer.Option(
+    False,
+    "--overlap",
+    help="Only the subset's reviewer-overlap cases, in a project of their own (needs --subset).",
 )
 
 
@@ -100,6 +106,7 @@ def labelstudio_push(
     url: str = URL,
     project: str | None = PROJECT,
     subset: str | None = SUBSET,
+    overlap: bool = LS_OVERLAP,
     rubric: str = RUBRIC,
     with_predictions: bool = typer.Option(
         False,
@@ -117,7 +124,13 @@ def labelstudio_push(
     with Workspace(db, create=False) as ws:
         client = connect(url)
         result = push(
-            ws, client, rub, title=project, subset=subset, with_predictions=with_predictions
+            ws,
+            client,
+            rub,
+            title=project,
+            subset=subset,
+            overlap=overlap,
+            with_predictions=with_predictions,
         )
     if as_json:
         typer.echo(json.dumps(result.model_dump(mode="json"), sort_keys=True))
@@ -131,6 +144,7 @@ def labelstudio_pull(
     url: str = URL,
     project: str | None = PROJECT,
     subset: str | None = SUBSET,
+    overlap: bool = LS_OVERLAP,
     rubric: str = RUBRIC,
     rater_map: list[str] = typer.Option(
         [],
@@ -149,7 +163,9 @@ def labelstudio_pull(
     mapping = _rater_map(rater_map)
     with Workspace(db, create=False) as ws:
         client = connect(url)
-        result = pull(ws, client, rub, title=project, subset=subset, rater_map=mapping)
+        result = pull(
+            ws, client, rub, title=project, subset=subset, overlap=overlap, rater_map=mapping
+        )
     if as_json:
         typer.echo(json.dumps(result.model_dump(mode="json"), sort_keys=True))
     else:

@@ -22,7 +22,7 @@ from collections import Counter
 from tiap.annotate.labelstudio.client import Connection, api_errors, export_tasks, find_project
 from tiap.annotate.labelstudio.config import check_config
 from tiap.annotate.labelstudio.models import ExportAnnotation, ExportTask, PullResult
-from tiap.annotate.labelstudio.push import default_title
+from tiap.annotate.labelstudio.push import default_title, scope_case_ids
 from tiap.cases.models import LabelRecord
 from tiap.cases.workspace import Workspace
 from tiap.errors import TiapError
@@ -52,10 +52,12 @@ def pull(
     *,
     title: str | None = None,
     subset: str | None = None,
+    overlap: bool = False,
     rater_map: dict[str, str] | None = None,
 ) -> PullResult:
     """Store the project's annotations as human labels; see the module docstring."""
-    title = title or default_title(rubric, subset)
+    title = title or default_title(rubric, subset, overlap)
+    scoped = scope_case_ids(ws, subset, overlap)
     mapping = dict(rater_map or {})
     project = find_project(conn, title)
     if project is None:
@@ -69,7 +71,7 @@ def pull(
         tasks = [ExportTask.model_validate(t) for t in raw_tasks]
         users = {u.id: (u.email or "", u.username or "") for u in conn.client.users.list()}
     known = set(ws.case_ids())
-    scope = set(ws.case_ids(subset=subset)) if subset is not None else known
+    scope = set(scoped) if scoped is not None else known
     counts: Counter[str] = Counter()
     found: list[tuple[str, int, LabelRecord]] = []
     present: set[tuple[str, str]] = set()

@@ -23,8 +23,23 @@ from tiap.rubric.models import Rubric
 BATCH = 500
 
 
-def default_title(rubric: Rubric, subset: str | None) -> str:
-    return f"tiap {rubric.id}" + (f" {subset}" if subset else "")
+def default_title(rubric: Rubric, subset: str | None, overlap: bool = False) -> str:
+    """``tiap RUBRIC [SUBSET [overlap]]``: one project per rubric and scope."""
+    title = f"tiap {rubric.id}" + (f" {subset}" if subset else "")
+    return title + (" overlap" if overlap else "")
+
+
+def scope_case_ids(ws: Workspace, subset: str | None, overlap: bool) -> list[str] | None:
+    """The case ids a project holds: a subset's, its reviewer overlap's, or every case
+    (``None``)."""
+    if overlap:
+        if subset is None:
+            raise TiapError("--overlap needs --subset (the overlap belongs to a subset)")
+        ids = ws.overlap_ids(subset)
+        if not ids:
+            raise TiapError(f"subset '{subset}' has no reviewer overlap")
+        return ids
+    return ws.case_ids(subset=subset) if subset is not None else None
 
 
 def _prediction(info: ConfigInfo, label: str) -> list[dict[str, Any]]:
@@ -54,16 +69,22 @@ def push(
     *,
     title: str | None = None,
     subset: str | None = None,
+    overlap: bool = False,
     with_predictions: bool = False,
 ) -> PushResult:
     """Create the project if needed, then import the cases it does not hold yet.
 
     An existing project must have a config that matches the rubric. With
     ``with_predictions`` each judge's latest valid label becomes a prediction
-    (``model_version`` = the judge's name), also for tasks pushed earlier.
+    (``model_version`` = the judge's name), also for tasks pushed earlier. With
+    ``overlap`` only the subset's reviewer-overlap cases are pushed (by default
+    to a project of their own, for the second reviewer).
     """
-    title = title or default_title(rubric, subset)
+    title = title or default_title(rubric, subset, overlap)
     cases = ws.cases(subset=subset)
+    if overlap:
+        wanted = set(scope_case_ids(ws, subset, overlap) or ())
+        cases = [c for c in cases if c.case_id in wanted]
     if not cases:
         raise TiapError(f"{ws.path}: no cases to push (run 'tiap cases extract' first)")
     data = {c.case_id: task_data(c, rubric) for c in cases}
