@@ -68,6 +68,7 @@ def add_labels(
             rubric_id=rub.id,
             rubric_hash=rub.content_hash,
             panel=panel if kind == "judge" else None,
+            model=f"provider/{rater}" if kind == "judge" else None,
         )
         for cid, lab in zip(ids, labels, strict=True)
         if lab != "-"

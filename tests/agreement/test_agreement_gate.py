@@ -50,6 +50,29 @@ def test_pass_is_recorded_and_checked(workspace: Workspace, rubric: Rubric) -> N
     assert payload["rubric_id"] == "contested-credit"
     assert payload["failures"] == []
     assert payload["figures"]["fleiss_n"] == 12
+    models = {f"judge-{j}": f"provider/judge-{j}" for j in range(5)}
+    assert payload["judge_models"] == {j: [m] for j, m in models.items()}
+    # the panel as it is now: the same judges and models pass ...
+    assert check_scale_gate(
+        workspace, panel="panel-a", rubric_hash=rubric.content_hash, judges=models
+    ).passed
+    # ... a judge the gate did not see, or a judge whose model changed, does not
+    more = check_scale_gate(
+        workspace,
+        panel="panel-a",
+        rubric_hash=rubric.content_hash,
+        judges={**models, "judge-9": "provider/judge-9"},
+    )
+    assert not more.passed
+    assert "judge judge-9 was not among the raters" in more.message
+    swapped = check_scale_gate(
+        workspace,
+        panel="panel-a",
+        rubric_hash=rubric.content_hash,
+        judges={**models, "judge-0": "provider/other"},
+    )
+    assert not swapped.passed
+    assert "judge judge-0 is now model provider/other" in swapped.message
 
 
 def test_unknown_panel_or_rubric_says_what_to_run(workspace: Workspace, rubric: Rubric) -> None:

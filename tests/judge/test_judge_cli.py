@@ -40,14 +40,22 @@ def cli_error(capsys, *args: str) -> str:
     return one_line_error(code, err)
 
 
-def gate_event(ws: Workspace, panel: str, passed: bool, failures: list[str]) -> None:
+def gate_event(
+    ws: Workspace,
+    panel: str,
+    passed: bool,
+    failures: list[str],
+    judge_models: dict[str, list[str]] | None = None,
+) -> None:
     rubric = load_rubric()
+    models = judge_models if judge_models is not None else {"judge-a": ["openai/gpt-4o-mini"]}
     ws.record_event(
         "gate",
         {
             "subset": "val",
             "panel": panel,
-            "judges": ["judge-a"],
+            "judges": sorted(models),
+            "judge_models": models,
             "rubric_id": rubric.id,
             "rubric_hash": rubric.content_hash,
             "passed": passed,
@@ -111,6 +119,29 @@ def test_gate_passed_or_validation_subset_needs_no_force(
     assert summary["judges"][0]["already_labelled"] == 4
     with Workspace(db) as ws:
         assert ws.events("gate_force") == []
+
+
+def test_a_passed_gate_covers_only_the_judges_and_models_it_saw(
+    capsys, make_workspace, loopback: LoopbackServer, write_panel, key_env
+) -> None:
+    db = make_workspace(2)
+    base = ("judge", "run", "--db", str(db), "--no-progress", "--json")
+    # the gate passed on judge-a alone (say, a report with --raters judge-a)
+    with Workspace(db) as ws:
+        gate_event(ws, "loop", True, [])
+    two = write_panel(loopback.url, "two.toml", judges=("judge-a", "judge-b"))
+    line = cli_error(capsys, *base, "--panel", str(two))
+    assert "judge judge-b was not among the raters of the gated report" in line
+    # the same judge name, now another model
+    other = write_panel(loopback.url, "other.toml", model="openai/gpt-4o")
+    line = cli_error(capsys, *base, "--panel", str(other))
+    assert "judge judge-a is now model openai/gpt-4o, the gate saw openai/gpt-4o-mini" in line
+    assert loopback.count == 0
+    # the panel the gate saw goes on
+    same = write_panel(loopback.url, "same.toml")
+    code, out, err = run_cli(capsys, *base, "--panel", str(same))
+    assert code == 0, err
+    assert json.loads(out)["calls"] == 2
 
 
 def test_missing_key_is_one_line_before_any_call(

@@ -19,6 +19,7 @@ validation subset.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -101,6 +102,7 @@ def evaluate_gate(g: GateInputs) -> Gate:
         min_fleiss=g.min_fleiss,
         min_judge_kappa=g.min_judge_kappa,
         judges=g.judges,
+        judge_models={i.name: i.models for i in infos},
         panel=panel,
         rubric_id=rubric_id,
         rubric_hash=rubric_hash,
@@ -153,6 +155,7 @@ def record_gate(ws: Workspace, report: AgreementReport) -> int | None:
             "subset": gate.subset,
             "panel": gate.panel,
             "judges": gate.judges,
+            "judge_models": gate.judge_models,
             "rubric_id": gate.rubric_id,
             "rubric_hash": gate.rubric_hash,
             "passed": gate.passed,
@@ -192,9 +195,27 @@ def _validation_subset_hint(ws: Workspace) -> str:
     return names[0] if len(names) == 1 else "validation"
 
 
-def check_scale_gate(ws: Workspace, *, panel: str, rubric_hash: str) -> GateCheck:
+def _uncovered(event: dict, judges: Mapping[str, str]) -> list[str]:
+    """The panel's judges (``name -> model``) that the gate event did not cover: not
+    among its judges, or covered with another model."""
+    covered: dict[str, list[str]] = event.get("judge_models") or {}
+    names = set(event.get("judges") or ())
+    out = []
+    for name, model in judges.items():
+        if name not in names:
+            out.append(f"judge {name} was not among the raters of the gated report")
+        elif name in covered and covered[name] and model not in covered[name]:
+            gated = ", ".join(covered[name])
+            out.append(f"judge {name} is now model {model}, the gate saw {gated}")
+    return out
+
+
+def check_scale_gate(
+    ws: Workspace, *, panel: str, rubric_hash: str, judges: Mapping[str, str] | None = None
+) -> GateCheck:
     """Has the latest agreement report for ``panel`` and ``rubric_hash`` on a
-    validation subset passed the gate?"""
+    validation subset passed the gate, for every one of ``judges`` (``name ->
+    model``: the panel as it is now; ``None`` skips that check)?"""
     event = latest_gate(ws, panel=panel, rubric_hash=rubric_hash)
     rubric = rubric_hash[:12]
     if event is None:
@@ -208,6 +229,17 @@ def check_scale_gate(ws: Workspace, *, panel: str, rubric_hash: str) -> GateChec
         )
     where = f"panel {panel} and rubric {event.get('rubric_id') or '?'} ({rubric})"
     when = f"subset {event.get('subset')}, report of {event.get('created_at')}"
+    uncovered = _uncovered(event, judges) if judges is not None else []
+    if event.get("passed") and uncovered:
+        return GateCheck(
+            passed=False,
+            message=(
+                f"the scale gate passed for {where} ({when}) but not for the panel as it is "
+                f"now: {'; '.join(uncovered)}; judge the validation subset with this panel "
+                "and run the agreement report again"
+            ),
+            event=event,
+        )
     if event.get("passed"):
         return GateCheck(
             passed=True, message=f"scale gate passed for {where} ({when})", event=event
@@ -228,17 +260,19 @@ def require_scale_gate(
     rubric_hash: str,
     subset: str | None,
     force: bool,
+    judges: Mapping[str, str] | None = None,
 ) -> str | None:
     """Refuse to judge beyond a validation subset unless the gate passed or ``force``.
 
     Judging a subset of kind validation needs no gate. Otherwise a missing or
-    failed gate raises :class:`TiapError` naming the failing figures; with
+    failed gate, or one that did not cover every one of ``judges`` (``name ->
+    model``) with its model, raises :class:`TiapError` naming the failing figures; with
     ``force`` the decision is recorded as a ``gate_force`` event and a note for
     the user is returned.
     """
     if subset is not None and ws.subset_params(subset).get("kind") == VALIDATION_KIND:
         return None
-    result = check_scale_gate(ws, panel=panel, rubric_hash=rubric_hash)
+    result = check_scale_gate(ws, panel=panel, rubric_hash=rubric_hash, judges=judges)
     if result.passed:
         return None
     if not force:

@@ -150,6 +150,7 @@ class Gate(_Model):
     min_fleiss: float
     min_judge_kappa: float
     judges: list[str]
+    judge_models: dict[str, list[str]] = Field(default_factory=dict)
     panel: str | None
     rubric_id: str | None
     rubric_hash: str | None

@@ -59,6 +59,7 @@ class RaterInfo(BaseModel):
     panels: list[str] = Field(default_factory=list)
     rubric_ids: list[str] = Field(default_factory=list)
     rubric_hashes: list[str] = Field(default_factory=list)
+    models: list[str] = Field(default_factory=list)
 
 
 class LabelEntry(BaseModel):
@@ -207,7 +208,13 @@ def labels_from_workspace(
     for rec in records:
         d = info.setdefault(
             rec.rater,
-            {"kind": rec.rater_kind, "panels": set(), "rubric_ids": set(), "rubric_hashes": set()},
+            {
+                "kind": rec.rater_kind,
+                "panels": set(),
+                "rubric_ids": set(),
+                "rubric_hashes": set(),
+                "models": set(),
+            },
         )
         if d["kind"] != rec.rater_kind:
             raise TiapError(
@@ -218,6 +225,7 @@ def labels_from_workspace(
             ("panels", rec.panel),
             ("rubric_ids", rec.rubric_id),
             ("rubric_hashes", rec.rubric_hash),
+            ("models", rec.model),
         ):
             if value is not None:
                 d[key].add(value)
@@ -228,6 +236,7 @@ def labels_from_workspace(
             panels=sorted(d["panels"]),
             rubric_ids=sorted(d["rubric_ids"]),
             rubric_hashes=sorted(d["rubric_hashes"]),
+            models=sorted(d["models"]),
         )
         for name, d in info.items()
     )

@@ -163,6 +163,7 @@ def run(
                 rubric_hash=the_rubric.content_hash,
                 subset=subset,
                 force=force,
+                judges={j.name: j.model for j in the_panel.judges},
             )
         plan = plan_run(ws, the_panel, the_rubric, subset=subset, retry_failed=retry_failed)
         if dry_run:

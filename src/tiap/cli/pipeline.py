@@ -340,6 +340,7 @@ def run_audit(settings: AuditSettings, say: Say = print) -> AuditOutcome:
             rubric_hash=rubric.content_hash,
             subset=None,
             force=s.force,
+            judges={j.name: j.model for j in panel.judges},
         )
         if note:
             audit.facts["forced"] = True
