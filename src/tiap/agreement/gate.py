@@ -236,7 +236,7 @@ def check_scale_gate(
             message=(
                 f"the scale gate passed for {where} ({when}) but not for the panel as it is "
                 f"now: {'; '.join(uncovered)}; judge the validation subset with this panel "
-                "and run the agreement report again"
+                "and run the agreement report again over all of its judges"
             ),
             event=event,
         )
