@@ -147,3 +147,34 @@ def test_in_process_errors(
     assert err.count("\n") == 1
     assert err.startswith("tiap: error: ")
     assert fragment in err
+
+
+def test_ctrl_c_exits_130_with_one_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import tiap.cli.pipeline
+    import tiap.rescore.api
+
+    def interrupt(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    # a command without a resume hint
+    monkeypatch.setattr(tiap.rescore.api, "rescore_bundle", interrupt)
+    from tiap.traces.samples import sample_bundle_path
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["rescore", str(sample_bundle_path()), "--out", str(tmp_path / "r")])
+    assert exit_info.value.code == 130
+    assert capsys.readouterr().err.strip().splitlines()[-1] == "tiap: interrupted"
+
+    # the audit says what it keeps and how to go on
+    monkeypatch.setattr(tiap.cli.pipeline, "run_audit", interrupt)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["demo", "--out", str(tmp_path / "demo"), "--no-progress"])
+    assert exit_info.value.code == 130
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert err.strip().splitlines()[-1] == (
+        "tiap: interrupted: finished steps, answered calls and stored labels are kept; run "
+        "the same command again to go on"
+    )

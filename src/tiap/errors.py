@@ -27,3 +27,8 @@ class InputError(TiapError):
     def __str__(self) -> str:
         where = self.path if self.line is None else f"{self.path}:{self.line}"
         return f"{where}: {self.problem}"
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during a command that keeps what it finished: the message says what
+    was kept and how to go on (the command line prints it and exits 130)."""

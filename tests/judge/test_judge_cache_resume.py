@@ -224,3 +224,78 @@ def test_sigkill_mid_run_then_resume_completes_without_repeats(
     # only the calls in flight at the kill (at most 2 per judge) were sent twice
     assert len(repeated) <= 4
     assert len(repeated) == seen_before - len(done_before)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("workers", [0, 2], ids=["in-process", "2-worker-processes"])
+def test_ctrl_c_mid_run_exits_130_then_resume_completes_without_repeats(
+    make_workspace, write_panel, key_env, workers: int
+) -> None:
+    n = 12
+    db = make_workspace(n)
+    models = {"a": "openai/judge-a", "b": "openai/judge-b"}
+    marker = f"TIAP_TEST_RUN={uuid.uuid4().hex}"
+    with LoopbackServer(delay_s=0.4, key=model_and_question) as server:
+        panel_path = write_panel(server.url, judges=("a", "b"), model=models, concurrency=2)
+        args = [*TIAP, "judge", "run", "--db", str(db), "--panel", str(panel_path)]
+        args += ["--subset", "val", "--no-progress", "--workers", str(workers)]
+        env = tiap_env()
+        env[KEY_ENV] = SECRET
+        env["TIAP_TEST_RUN"] = marker.split("=", 1)[1]
+        # its own process group, so that SIGINT reaches it (and its workers) as a
+        # terminal's Ctrl-C would
+        proc = subprocess.Popen(
+            args,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+
+        def answered() -> int:
+            if not db.exists():
+                return 0
+            return rows(db, "SELECT COUNT(*) FROM labels")[0][0]
+
+        _wait_for(lambda: answered() >= 4, 180, proc)
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130, err
+        # one line that says what was kept and how to go on, no traceback
+        assert err.strip().splitlines()[-1] == (
+            "tiap: interrupted: every answered call and its label are stored; run the same "
+            "command again to go on (answered calls are not repeated)"
+        )
+        assert "Traceback" not in err
+        assert SECRET not in err
+        end = time.monotonic() + 30
+        while processes_with_env(marker) and time.monotonic() < end:
+            time.sleep(0.1)
+        assert processes_with_env(marker) == []
+        time.sleep(1.0)
+
+        done_before = set(rows(db, "SELECT case_id, rater FROM labels"))
+        assert 4 <= len(done_before) < 2 * n
+        orphans = rows(
+            db,
+            "SELECT COUNT(*) FROM labels l LEFT JOIN model_calls m USING (request_hash) "
+            "WHERE m.request_hash IS NULL",
+        )
+        assert orphans == [(0,)]
+
+        server.delay_s = 0.0
+        done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+
+    per_pair = rows(db, "SELECT case_id, rater, COUNT(*) FROM labels GROUP BY case_id, rater")
+    assert len(per_pair) == 2 * n
+    assert all(count == 1 for _, _, count in per_pair)
+    for i in range(n):
+        case_id, question = f"c{i:04d}", make_case(i).question
+        for judge, model in models.items():
+            seen = server.per_key[f"{model.split('/', 1)[1]}|{question}"]
+            if (case_id, judge) in done_before:
+                assert seen == 1, (case_id, judge)  # answered before Ctrl-C: never again
+            else:
+                assert seen in (1, 2), (case_id, judge)

@@ -14,7 +14,7 @@ import typer
 
 from tiap import __version__
 from tiap.cli import agreement, annotate, audit, cases, judge, rescore, traces
-from tiap.errors import TiapError
+from tiap.errors import Interrupted, TiapError
 
 app = typer.Typer(
     name="tiap",
@@ -60,12 +60,26 @@ def fail(message: str, code: int = 2) -> None:
     raise SystemExit(code)
 
 
+def _interrupted(exc: BaseException | None) -> str:
+    """The line for Ctrl-C: with the hint of an :class:`Interrupted` in the chain."""
+    seen = 0
+    while exc is not None and seen < 8:
+        if isinstance(exc, Interrupted) and str(exc):
+            return f"tiap: interrupted: {exc}"
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return "tiap: interrupted"
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
     try:
         app(args=argv, prog_name="tiap")
     except TiapError as exc:
         fail(" ".join(str(exc).split()))
-    except KeyboardInterrupt:
-        print("tiap: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:  # typer versions that let it through
+        print(_interrupted(exc), file=sys.stderr)
         raise SystemExit(130) from None
+    except SystemExit as exc:
+        if exc.code == 130:  # typer's exit for Ctrl-C (it raises no other 130)
+            print(_interrupted(exc), file=sys.stderr)
+        raise

@@ -8,8 +8,10 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from tiap.errors import Interrupted
+
 if TYPE_CHECKING:
-    from tiap.cli.pipeline import AuditOutcome
+    from tiap.cli.pipeline import AuditOutcome, AuditSettings
 
 #: Exit status when the audit stopped before the end without an error:
 #: waiting for human labels, a failed scale gate, or the budget.
@@ -18,6 +20,19 @@ EXIT_PAUSED = 3
 
 def _names(text: str | None) -> list[str] | None:
     return [n.strip() for n in text.split(",") if n.strip()] if text else None
+
+
+def _run(settings: AuditSettings) -> AuditOutcome:
+    """Run the audit; Ctrl-C keeps every finished step and answered call."""
+    from tiap.cli.pipeline import run_audit
+
+    try:
+        return run_audit(settings, say=typer.echo)
+    except KeyboardInterrupt:
+        raise Interrupted(
+            "finished steps, answered calls and stored labels are kept; run the same "
+            "command again to go on"
+        ) from None
 
 
 def _finish(outcome: AuditOutcome) -> None:
@@ -78,7 +93,7 @@ def register(app: typer.Typer) -> None:
         """The whole audit: rescore, contested cases, validation subset, judges, human
         labels, agreement and gate, then every case and the final report. Resumable: run
         the same command again to continue (exit status 3 means paused, not failed)."""
-        from tiap.cli.pipeline import AuditSettings, run_audit
+        from tiap.cli.pipeline import AuditSettings
 
         settings = AuditSettings(
             bundle=bundle,
@@ -100,7 +115,7 @@ def register(app: typer.Typer) -> None:
             force=force,
             progress=not no_progress,
         )
-        _finish(run_audit(settings, say=typer.echo))
+        _finish(_run(settings))
 
     @app.command("demo")
     def demo(
@@ -112,7 +127,7 @@ def register(app: typer.Typer) -> None:
         import os
 
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-        from tiap.cli.pipeline import AuditSettings, run_audit
+        from tiap.cli.pipeline import AuditSettings
         from tiap.traces.samples import sample_bundle_path
 
         typer.echo(
@@ -130,6 +145,6 @@ def register(app: typer.Typer) -> None:
             force=True,
             progress=not no_progress and sys.stderr.isatty(),
         )
-        outcome = run_audit(settings, say=typer.echo)
+        outcome = _run(settings)
         typer.echo(f"reports in {out.resolve()}: open {outcome.index_html.resolve()}")
         _finish(outcome)

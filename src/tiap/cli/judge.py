@@ -7,7 +7,13 @@ from typing import Any
 
 import typer
 
-from tiap.errors import TiapError
+from tiap.errors import Interrupted, TiapError
+
+#: What Ctrl-C during ``judge run`` keeps, and how to go on.
+RESUME_HINT = (
+    "every answered call and its label are stored; run the same command again to go on "
+    "(answered calls are not repeated)"
+)
 
 app = typer.Typer(help="Judge cases with a panel of LLM judges (litellm).", no_args_is_help=True)
 
@@ -175,9 +181,12 @@ def run(
             return
         if note:
             typer.echo(f"tiap: warning: {note}", err=True)
-        summary = run_with_progress(
-            ws, plan, max_cost=max_cost, workers=workers, progress=not no_progress
-        )
+        try:
+            summary = run_with_progress(
+                ws, plan, max_cost=max_cost, workers=workers, progress=not no_progress
+            )
+        except KeyboardInterrupt:
+            raise Interrupted(RESUME_HINT) from None
     if as_json:
         typer.echo(summary.model_dump_json(indent=2))
     else:
