@@ -152,75 +152,106 @@ def processes_with_env(marker: str) -> list[int]:
     return pids
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("workers", [0, 2], ids=["in-process", "2-worker-processes"])
-def test_sigkill_mid_run_then_resume_completes_without_repeats(
-    make_workspace, write_panel, key_env, tmp_path: Path, workers: int
-) -> None:
-    n = 16
-    db = make_workspace(n)
-    models = {"a": "openai/judge-a", "b": "openai/judge-b"}
-    marker = f"TIAP_TEST_RUN={uuid.uuid4().hex}"
-    with LoopbackServer(delay_s=0.4, key=model_and_question) as server:
-        panel_path = write_panel(server.url, judges=("a", "b"), model=models, concurrency=2)
-        args = [*TIAP, "judge", "run", "--db", str(db), "--panel", str(panel_path)]
-        args += ["--subset", "val", "--no-progress", "--workers", str(workers)]
-        env = tiap_env()
-        env[KEY_ENV] = SECRET
-        env["TIAP_TEST_RUN"] = marker.split("=", 1)[1]
-        proc = subprocess.Popen(
-            args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+MODELS = {"a": "openai/judge-a", "b": "openai/judge-b"}
+
+
+class SlowRun:
+    """``tiap judge run`` on ``n`` cases with two judges against a slow loopback
+    server, in a process of its own (its own session, so that a process-group
+    SIGINT reaches it as a terminal's Ctrl-C would)."""
+
+    def __init__(self, db: Path, server: LoopbackServer, panel: Path, workers: int) -> None:
+        self.db, self.server = db, server
+        self.args = [*TIAP, "judge", "run", "--db", str(db), "--panel", str(panel)]
+        self.args += ["--subset", "val", "--no-progress", "--workers", str(workers)]
+        self.marker = uuid.uuid4().hex
+        self.env = tiap_env()
+        self.env[KEY_ENV] = SECRET
+        self.env["TIAP_TEST_RUN"] = self.marker
+        self.proc = subprocess.Popen(
+            self.args,
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
         )
 
-        def answered() -> int:
-            if not db.exists():
-                return 0
-            return rows(db, "SELECT COUNT(*) FROM labels")[0][0]
+    def answered(self) -> int:
+        if not self.db.exists():
+            return 0
+        return rows(self.db, "SELECT COUNT(*) FROM labels")[0][0]
 
-        _wait_for(lambda: answered() >= 6, 180, proc)
-        if workers:
-            assert len(processes_with_env(marker)) == 1 + workers
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
-        assert proc.returncode == -signal.SIGKILL
-        # worker processes notice their parent is gone (stdin closed) and exit
+    def wait_for_labels(self, n: int) -> None:
+        _wait_for(lambda: self.answered() >= n, 180, self.proc)
+
+    def processes(self) -> list[int]:
+        return processes_with_env(f"TIAP_TEST_RUN={self.marker}")
+
+    def check_stopped(self) -> set[tuple[str, str]]:
+        """After the stop: no process left, every label with its call; the labels."""
         end = time.monotonic() + 30
-        while processes_with_env(marker) and time.monotonic() < end:
+        while self.processes() and time.monotonic() < end:
             time.sleep(0.1)
-        assert processes_with_env(marker) == []
-        time.sleep(1.0)  # let the server finish reading requests sent before the kill
-
-        done_before = set(rows(db, "SELECT case_id, rater FROM labels"))
-        assert 6 <= len(done_before) < 2 * n
-        # every committed label has its model_calls row (they commit together)
+        assert self.processes() == []
+        time.sleep(1.0)  # let the server finish reading requests sent before the stop
         orphans = rows(
-            db,
+            self.db,
             "SELECT COUNT(*) FROM labels l LEFT JOIN model_calls m USING (request_hash) "
             "WHERE m.request_hash IS NULL",
         )
-        assert orphans == [(0,)]
-        seen_before = server.count
+        assert orphans == [(0,)]  # a label and its model_calls row commit together
+        return set(rows(self.db, "SELECT case_id, rater FROM labels"))
 
-        server.delay_s = 0.0
-        done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
+    def resume(self) -> None:
+        self.server.delay_s = 0.0
+        done = subprocess.run(self.args, env=self.env, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr
 
-    # exactly one label row per (case, judge)
-    per_pair = rows(db, "SELECT case_id, rater, COUNT(*) FROM labels GROUP BY case_id, rater")
-    assert len(per_pair) == 2 * n
-    assert all(count == 1 for _, _, count in per_pair)
-    counts = server.per_key
-    repeated = []
-    for i in range(n):
-        case_id, question = f"c{i:04d}", make_case(i).question
-        for judge, model in models.items():
-            seen = counts[f"{model.split('/', 1)[1]}|{question}"]
-            if (case_id, judge) in done_before:
-                assert seen == 1, (case_id, judge)  # answered before the kill: never again
-            else:
-                assert seen in (1, 2), (case_id, judge)
-                if seen == 2:
-                    repeated.append((case_id, judge))
+    def check_complete(self, n: int, done_before: set[tuple[str, str]]) -> list[tuple[str, str]]:
+        """One label row per (case, judge); no answered pair asked again. Returns the
+        pairs asked twice (in flight at the stop)."""
+        per_pair = rows(
+            self.db, "SELECT case_id, rater, COUNT(*) FROM labels GROUP BY case_id, rater"
+        )
+        assert len(per_pair) == 2 * n
+        assert all(count == 1 for _, _, count in per_pair)
+        repeated = []
+        for i in range(n):
+            case_id, question = f"c{i:04d}", make_case(i).question
+            for judge, model in MODELS.items():
+                seen = self.server.per_key[f"{model.split('/', 1)[1]}|{question}"]
+                if (case_id, judge) in done_before:
+                    assert seen == 1, (case_id, judge)  # answered before the stop: never again
+                else:
+                    assert seen in (1, 2), (case_id, judge)
+                    if seen == 2:
+                        repeated.append((case_id, judge))
+        return repeated
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("workers", [0, 2], ids=["in-process", "2-worker-processes"])
+def test_sigkill_mid_run_then_resume_completes_without_repeats(
+    make_workspace, write_panel, key_env, workers: int
+) -> None:
+    n = 16
+    db = make_workspace(n)
+    with LoopbackServer(delay_s=0.4, key=model_and_question) as server:
+        panel = write_panel(server.url, judges=("a", "b"), model=MODELS, concurrency=2)
+        run = SlowRun(db, server, panel, workers)
+        run.wait_for_labels(6)
+        if workers:
+            assert len(run.processes()) == 1 + workers
+        os.kill(run.proc.pid, signal.SIGKILL)
+        run.proc.wait()
+        assert run.proc.returncode == -signal.SIGKILL
+        # worker processes notice their parent is gone (stdin closed) and exit
+        done_before = run.check_stopped()
+        assert 6 <= len(done_before) < 2 * n
+        seen_before = server.count
+        run.resume()
+        repeated = run.check_complete(n, done_before)
     # only the calls in flight at the kill (at most 2 per judge) were sent twice
     assert len(repeated) <= 4
     assert len(repeated) == seen_before - len(done_before)
@@ -233,69 +264,22 @@ def test_ctrl_c_mid_run_exits_130_then_resume_completes_without_repeats(
 ) -> None:
     n = 12
     db = make_workspace(n)
-    models = {"a": "openai/judge-a", "b": "openai/judge-b"}
-    marker = f"TIAP_TEST_RUN={uuid.uuid4().hex}"
     with LoopbackServer(delay_s=0.4, key=model_and_question) as server:
-        panel_path = write_panel(server.url, judges=("a", "b"), model=models, concurrency=2)
-        args = [*TIAP, "judge", "run", "--db", str(db), "--panel", str(panel_path)]
-        args += ["--subset", "val", "--no-progress", "--workers", str(workers)]
-        env = tiap_env()
-        env[KEY_ENV] = SECRET
-        env["TIAP_TEST_RUN"] = marker.split("=", 1)[1]
-        # its own process group, so that SIGINT reaches it (and its workers) as a
-        # terminal's Ctrl-C would
-        proc = subprocess.Popen(
-            args,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )
-
-        def answered() -> int:
-            if not db.exists():
-                return 0
-            return rows(db, "SELECT COUNT(*) FROM labels")[0][0]
-
-        _wait_for(lambda: answered() >= 4, 180, proc)
-        os.killpg(proc.pid, signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
-        assert proc.returncode == 130, err
+        panel = write_panel(server.url, judges=("a", "b"), model=MODELS, concurrency=2)
+        run = SlowRun(db, server, panel, workers)
+        run.wait_for_labels(4)
+        os.killpg(run.proc.pid, signal.SIGINT)
+        _, err = run.proc.communicate(timeout=60)
+        assert run.proc.returncode == 130, err
         # one line that says what was kept and how to go on, no traceback
+        assert "Traceback" not in err
+        assert SECRET not in err
         assert err.strip().splitlines()[-1] == (
             "tiap: interrupted: every answered call and its label are stored; run the same "
             "command again to go on (answered calls are not repeated)"
         )
-        assert "Traceback" not in err
-        assert SECRET not in err
-        end = time.monotonic() + 30
-        while processes_with_env(marker) and time.monotonic() < end:
-            time.sleep(0.1)
-        assert processes_with_env(marker) == []
-        time.sleep(1.0)
-
-        done_before = set(rows(db, "SELECT case_id, rater FROM labels"))
+        done_before = run.check_stopped()
         assert 4 <= len(done_before) < 2 * n
-        orphans = rows(
-            db,
-            "SELECT COUNT(*) FROM labels l LEFT JOIN model_calls m USING (request_hash) "
-            "WHERE m.request_hash IS NULL",
-        )
-        assert orphans == [(0,)]
-
-        server.delay_s = 0.0
-        done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
-        assert done.returncode == 0, done.stderr
-
-    per_pair = rows(db, "SELECT case_id, rater, COUNT(*) FROM labels GROUP BY case_id, rater")
-    assert len(per_pair) == 2 * n
-    assert all(count == 1 for _, _, count in per_pair)
-    for i in range(n):
-        case_id, question = f"c{i:04d}", make_case(i).question
-        for judge, model in models.items():
-            seen = server.per_key[f"{model.split('/', 1)[1]}|{question}"]
-            if (case_id, judge) in done_before:
-                assert seen == 1, (case_id, judge)  # answered before Ctrl-C: never again
-            else:
-                assert seen in (1, 2), (case_id, judge)
+        run.resume()
+        repeated = run.check_complete(n, done_before)
+    assert len(repeated) <= 4  # at most the calls in flight (2 per judge)
