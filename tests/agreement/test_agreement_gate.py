@@ -73,6 +73,21 @@ def test_pass_is_recorded_and_checked(workspace: Workspace, rubric: Rubric) -> N
     )
     assert not swapped.passed
     assert "judge judge-0 is now model provider/other" in swapped.message
+    fewer = check_scale_gate(
+        workspace,
+        panel="panel-a",
+        rubric_hash=rubric.content_hash,
+        judges={j: m for j, m in models.items() if j != "judge-4"},
+    )
+    assert not fewer.passed  # the kappa was about five judges, not these four
+    assert "the gated report also had judge judge-4" in fewer.message
+    # a panel renamed since, with the same judges and models, is the panel the gate saw
+    renamed = check_scale_gate(
+        workspace, panel="panel-b", rubric_hash=rubric.content_hash, judges=models
+    )
+    assert renamed.passed
+    assert "panel panel-a" in renamed.message
+    assert not check_scale_gate(workspace, panel="panel-b", rubric_hash=rubric.content_hash).passed
 
 
 def test_unknown_panel_or_rubric_says_what_to_run(workspace: Workspace, rubric: Rubric) -> None:

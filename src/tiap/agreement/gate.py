@@ -180,12 +180,17 @@ class GateCheck(BaseModel):
     event: dict | None = None
 
 
-def latest_gate(ws: Workspace, *, panel: str, rubric_hash: str) -> dict | None:
-    """The latest recorded gate event for the panel and rubric hash, if any."""
+def latest_gate(
+    ws: Workspace, *, panel: str, rubric_hash: str, judges: Mapping[str, str] | None = None
+) -> dict | None:
+    """The latest recorded gate event for the rubric hash and the panel: by its name,
+    or, when ``judges`` (``name -> model``) is given, by covering every one of them (a
+    panel renamed since, its judges and models unchanged). ``None`` if there is none."""
     events = [
         e
         for e in ws.events(GATE_EVENT)
-        if e.get("panel") == panel and e.get("rubric_hash") == rubric_hash
+        if e.get("rubric_hash") == rubric_hash
+        and (e.get("panel") == panel or (judges is not None and not _uncovered(e, judges)))
     ]
     return events[-1] if events else None
 
@@ -196,10 +201,11 @@ def _validation_subset_hint(ws: Workspace) -> str:
 
 
 def _uncovered(event: dict, judges: Mapping[str, str]) -> list[str]:
-    """The panel's judges (``name -> model``) that the gate event did not cover: not
-    among its judges, or covered with another model."""
+    """How the panel's judges (``name -> model``) differ from those the gate event
+    judged: the gate holds for the same judges with the same models, no more and no
+    fewer (its Fleiss' kappa is about that set)."""
     covered: dict[str, list[str]] = event.get("judge_models") or {}
-    names = set(event.get("judges") or ())
+    names = list(event.get("judges") or ())
     out = []
     for name, model in judges.items():
         if name not in names:
@@ -207,6 +213,9 @@ def _uncovered(event: dict, judges: Mapping[str, str]) -> list[str]:
         elif name in covered and covered[name] and model not in covered[name]:
             gated = ", ".join(covered[name])
             out.append(f"judge {name} is now model {model}, the gate saw {gated}")
+    for name in names:
+        if name not in judges:
+            out.append(f"the gated report also had judge {name}, which this panel does not")
     return out
 
 
@@ -216,7 +225,7 @@ def check_scale_gate(
     """Has the latest agreement report for ``panel`` and ``rubric_hash`` on a
     validation subset passed the gate, for every one of ``judges`` (``name ->
     model``: the panel as it is now; ``None`` skips that check)?"""
-    event = latest_gate(ws, panel=panel, rubric_hash=rubric_hash)
+    event = latest_gate(ws, panel=panel, rubric_hash=rubric_hash, judges=judges)
     rubric = rubric_hash[:12]
     if event is None:
         return GateCheck(
@@ -227,7 +236,7 @@ def check_scale_gate(
                 f"{_validation_subset_hint(ws)} --out DIR"
             ),
         )
-    where = f"panel {panel} and rubric {event.get('rubric_id') or '?'} ({rubric})"
+    where = f"panel {event.get('panel')} and rubric {event.get('rubric_id') or '?'} ({rubric})"
     when = f"subset {event.get('subset')}, report of {event.get('created_at')}"
     uncovered = _uncovered(event, judges) if judges is not None else []
     if event.get("passed") and uncovered:
