@@ -307,11 +307,6 @@ def write_bundle(bundle: Bundle, path: str | Path, *, run_format: str = "jsonl")
     stores_cfg = {n: sc.model_copy(update={"file": None}) for n, sc in bundle.config.stores.items()}
     config = bundle.config.model_copy(update={"runs": runs_cfg, "stores": stores_cfg})
     data = {k: v for k, v in config.model_dump(mode="json", exclude_none=True).items() if v != {}}
-    (root / CONFIG_FILE).write_text(
-        tomli_w.dumps(data),
-        encoding="utf-8",
-        newline="\n",
-    )
     write_jsonl(root / QUERIES_FILE, bundle.queries)
     write_jsonl(root / SOURCES_FILE, bundle.sources.values())
     for name, mems in bundle.stores.items():
@@ -321,4 +316,7 @@ def write_bundle(bundle: Bundle, path: str | Path, *, run_format: str = "jsonl")
             write_jsonl(root / RUNS_DIR / f"{name}.jsonl", entries)
         else:
             write_trec_run(root / RUNS_DIR / f"{name}.trec", entries, tag=name)
+    # bundle.toml last: a write cut short leaves no bundle.toml, so the directory is
+    # not taken for a bundle ("every bundle needs a bundle.toml")
+    (root / CONFIG_FILE).write_text(tomli_w.dumps(data), encoding="utf-8", newline="\n")
     return root
