@@ -432,3 +432,42 @@ def test_intervals_only_with_resamples(
     assert has_ci == bool(resamples)
     assert rep.bootstrap.resamples == resamples
     assert not math.isnan(rep.krippendorff_alpha["labels"].value or 0.0)
+
+
+def test_raters_of_another_rubric_are_left_out_unless_named(
+    workspace: Workspace, rubric: Rubric
+) -> None:
+    from tiap.rubric import load_rubric
+
+    qrels = load_rubric("qrels-relevance")
+    add_labels(workspace, "j1", ["supports"] * 6 + ["partial"] * 6)
+    add_labels(workspace, "j2", ["supports"] * 6 + ["does_not_support"] * 6)
+    add_labels(workspace, "q1", ["relevant"] * 12, rubric=qrels)  # another rubric
+    table = labels_from_workspace(workspace, subset="validation")
+    rep = compute_report(table, rubric, raters=["j1", "j2"], resamples=0)
+    assert rep.included_raters == ["j1", "j2"]
+    assert [r.name for r in rep.raters] == ["j1", "j2"]
+    assert any("left out rater(s) q1" in n for n in rep.notes)
+    # j1 and j2 agree on the first six cases only: p_o = 1/2 (labels)
+    assert rep.percent_agreement["labels"].value == pytest.approx(0.5)
+    assert [r.name for r in table.raters] == ["j1", "j2", "q1"]  # the caller's table unchanged
+    # naming the rater keeps it, and its labels outside the rubric are an error
+    with pytest.raises(TiapError, match="rater 'q1': label 'relevant' is not one of"):
+        compute_report(table, rubric, raters=["j1", "q1"], resamples=0)
+    # the other rubric's report, over its own rater
+    other = compute_report(table, qrels, raters=["q1"], resamples=0)
+    assert other.included_raters == ["q1"]
+    assert any("left out rater(s) j1, j2" in n for n in other.notes)
+
+
+def test_reference_plus_adjudicated_without_adjudicated_labels(
+    workspace: Workspace, rubric: Rubric
+) -> None:
+    add_labels(workspace, "judge", ["supports"] * 12)
+    add_labels(workspace, "alice", ["supports"] * 6 + ["partial"] * 6, kind="human")
+    table = labels_from_workspace(workspace, subset="validation")
+    rep = compute_report(table, rubric, reference="alice+adjudicated", resamples=0)
+    assert rep.vs_reference.reference is not None
+    assert rep.vs_reference.reference.raters == ["alice"]
+    assert "no adjudicated labels" in rep.vs_reference.reference.policy
+    assert rep.vs_reference.raters[0].labels.accuracy.value == pytest.approx(0.5)

@@ -94,6 +94,9 @@ def compute_report(
     if resamples < 0:
         raise TiapError(f"resamples must be 0 or more (got {resamples})")
     cats, bin_cats, bin_map = categories_for(table, rubric)
+    left_out = _other_rubric_raters(table, rubric, cats, raters, voters, reference)
+    if left_out:
+        table = table.without(left_out)
     included = resolve_raters(table, raters, "raters")
     names = table.rater_names
     idx = [names.index(r) for r in included]
@@ -178,7 +181,7 @@ def compute_report(
         vs_reference=vs_ref,
         gate=gate,
         bootstrap=BootstrapInfo(resamples=resamples, seed=seed, confidence=CONFIDENCE),
-        notes=_notes(table, rubric, included, scales, ref, (q, len(vote_raters))),
+        notes=_notes(table, rubric, included, scales, ref, (q, len(vote_raters)), left_out),
     )
 
 
@@ -357,6 +360,29 @@ def _prevalence(table: LabelTable, scales: list[_Scale]) -> Prevalence:
     )
 
 
+def _other_rubric_raters(
+    table: LabelTable,
+    rubric: Rubric | None,
+    cats: Sequence[str],
+    raters: Sequence[str] | None,
+    voters: Sequence[str] | None,
+    reference: str | None,
+) -> list[str]:
+    """Raters nobody named whose labels were all made under another rubric and are not
+    labels of this one: they cannot be compared, so the report leaves them out (a
+    rater named in ``raters``, ``voters`` or ``reference`` is kept, and its foreign
+    labels are an error)."""
+    if rubric is None:
+        return []
+    named = set(raters or ()) | set(voters or ()) | set((reference or "").split("+"))
+    out = []
+    for name in table.uncodable(cats):
+        hashes = table.rater(name).rubric_hashes
+        if name not in named and hashes and rubric.content_hash not in hashes:
+            out.append(name)
+    return out
+
+
 def _notes(
     table: LabelTable,
     rubric: Rubric | None,
@@ -364,8 +390,14 @@ def _notes(
     scales: list[_Scale],
     ref: Reference | None,
     quorum_voters: tuple[int, int],
+    left_out: list[str],
 ) -> list[str]:
     notes = []
+    if left_out and rubric is not None:
+        notes.append(
+            f"left out rater(s) {', '.join(left_out)}: their labels are not labels of rubric "
+            f"{rubric.id} (made under another rubric)"
+        )
     quorum, n_voters = quorum_voters
     if quorum > n_voters:
         notes.append(f"quorum {quorum} exceeds the {n_voters} voters: no case can have a majority")

@@ -60,13 +60,15 @@ def resolve_reference(
                 f"adjudicated labels override NAME's"
             )
         table.rater(name)
-        if extra and adj is None:
-            raise TiapError(f"reference '{spec}': there are no labels by rater '{ADJUDICATED}'")
         ref = _override(
             np.where(codes[:, col[name]] >= 0, codes[:, col[name]], -1), adj if extra else None
         )
-        raters = [name, ADJUDICATED] if extra else [name]
-        policy = f"rater {name}" + (f", overridden by {ADJUDICATED}" if extra else "")
+        raters = [name, ADJUDICATED] if extra and adj is not None else [name]
+        policy = f"rater {name}" + (
+            (f", overridden by {ADJUDICATED}" if adj is not None else f" (no {ADJUDICATED} labels)")
+            if extra
+            else ""
+        )
         return Reference(policy, raters, ref, 0), None
     humans = [r.name for r in table.raters if r.kind == "human" and r.name != ADJUDICATED]
     if not humans and adj is None:

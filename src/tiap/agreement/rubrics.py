@@ -16,7 +16,7 @@ def rubric_for_table(table: LabelTable) -> Rubric:
     if len(ids) > 1:
         raise TiapError(
             f"the labels were made under several rubrics ({', '.join(ids)}): choose one "
-            "with --rubric and the raters that used it with --raters"
+            "with --rubric (raters who labelled only under another are left out)"
         )
     if ids[0] not in builtin_rubrics():
         raise TiapError(

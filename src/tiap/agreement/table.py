@@ -12,7 +12,7 @@ Tables come from a workspace (:func:`labels_from_workspace`) or a file
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -121,6 +121,22 @@ class LabelTable(BaseModel):
                 return r
         known = ", ".join(self.rater_names) or "none"
         raise TiapError(f"unknown rater '{name}' (raters with labels: {known})")
+
+    def without(self, names: Collection[str]) -> LabelTable:
+        """A copy without these raters and their labels (the caller's table is unchanged)."""
+        drop = set(names)
+        return self.model_copy(
+            update={
+                "raters": [r for r in self.raters if r.name not in drop],
+                "labels": [e for e in self.labels if e.rater not in drop],
+            }
+        )
+
+    def uncodable(self, categories: Collection[str]) -> list[str]:
+        """Raters with a valid label outside ``categories`` (labels of another rubric)."""
+        known = set(categories)
+        bad = {e.rater for e in self.labels if e.label is not None and e.label not in known}
+        return [r for r in self.rater_names if r in bad]
 
     def raters_of_kind(self, kind: RaterKindOrNone) -> list[str]:
         return [r.name for r in self.raters if r.kind == kind]

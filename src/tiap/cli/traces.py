@@ -165,7 +165,8 @@ def _write(
         f"wrote {out}: {len(b.queries):,} queries, {len(b.sources):,} sources, "
         f"{len(b.stores)} stores, {len(b.runs)} runs; "
         f"{excluded:,} queries excluded, {sum(r.issue_counts.values()):,} rule applications "
-        f"listed in {out / REPORT_FILE}"
+        f"counted in {out / REPORT_FILE} ({len(r.issues):,} listed: every data quirk, "
+        "examples of routine rules)"
     )
 
 
