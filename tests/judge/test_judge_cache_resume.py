@@ -274,12 +274,39 @@ def test_ctrl_c_mid_run_exits_130_then_resume_completes_without_repeats(
         # one line that says what was kept and how to go on, no traceback
         assert "Traceback" not in err
         assert SECRET not in err
-        assert err.strip().splitlines()[-1] == (
+        assert err.strip().splitlines() == [
             "tiap: interrupted: every answered call and its label are stored; run the same "
             "command again to go on (answered calls are not repeated)"
-        )
+        ]
         done_before = run.check_stopped()
         assert 4 <= len(done_before) < 2 * n
         run.resume()
         repeated = run.check_complete(n, done_before)
     assert len(repeated) <= 4  # at most the calls in flight (2 per judge)
+
+
+@pytest.mark.slow
+def test_ctrl_c_with_in_process_offline_judges_prints_only_the_line(make_workspace) -> None:
+    # The offline judges are a litellm CustomLLM: on Ctrl-C litellm leaves coroutines it
+    # never awaits, which Python would report as RuntimeWarnings, one per call in flight.
+    db = make_workspace(1000)
+    args = [*TIAP, "judge", "run", "--db", str(db), "--panel", "offline"]
+    args += ["--subset", "val", "--no-progress", "--workers", "0"]
+    proc = subprocess.Popen(
+        args,
+        env=tiap_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    _wait_for(
+        lambda: db.exists() and rows(db, "SELECT COUNT(*) FROM labels")[0][0] >= 50, 180, proc
+    )
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err  # 5,000 calls: far from done after 50
+    assert err.strip().splitlines() == [
+        "tiap: interrupted: every answered call and its label are stored; run the same "
+        "command again to go on (answered calls are not repeated)"
+    ]

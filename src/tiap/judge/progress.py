@@ -66,8 +66,12 @@ def run_with_progress(
     """Carry out a plan (:func:`tiap.judge.runner.execute`) with a progress bar per
     judge on stderr, or none when ``progress`` is false."""
     import asyncio
+    import warnings
 
     from tiap.judge.runner import execute
 
-    with RichProgress(enabled=progress) as reporter:
+    with RichProgress(enabled=progress) as reporter, warnings.catch_warnings():
+        # On Ctrl-C, asyncio cancels the calls in flight; litellm has by then made
+        # some coroutines it never awaits, and Python warns about each one.
+        warnings.filterwarnings("ignore", "coroutine .* was never awaited", RuntimeWarning)
         return asyncio.run(execute(ws, plan, max_cost=max_cost, reporter=reporter, workers=workers))
