@@ -132,6 +132,12 @@ def test_a_passed_gate_covers_only_the_judges_and_models_it_saw(
     two = write_panel(loopback.url, "two.toml", judges=("judge-a", "judge-b"))
     line = cli_error(capsys, *base, "--panel", str(two))
     assert "judge judge-b was not among the raters of the gated report" in line
+    # under another panel name, the refusal still says how the panel differs
+    renamed = write_panel(loopback.url, "renamed.toml", judges=("judge-a", "judge-b"), name="new")
+    line = cli_error(capsys, *base, "--panel", str(renamed))
+    assert "no agreement report with a gate for panel new" in line
+    assert "the latest gate for this rubric, for panel loop, does not hold" in line
+    assert "judge judge-b was not among the raters of the gated report" in line
     # the same judge name, now another model
     other = write_panel(loopback.url, "other.toml", model="openai/gpt-4o")
     line = cli_error(capsys, *base, "--panel", str(other))

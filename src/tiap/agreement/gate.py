@@ -228,14 +228,19 @@ def check_scale_gate(
     event = latest_gate(ws, panel=panel, rubric_hash=rubric_hash, judges=judges)
     rubric = rubric_hash[:12]
     if event is None:
-        return GateCheck(
-            passed=False,
-            message=(
-                f"no agreement report with a gate for panel {panel} and rubric {rubric} has "
-                f"been run: run tiap agreement report --db {ws.path} --subset "
-                f"{_validation_subset_hint(ws)} --out DIR"
-            ),
+        message = (
+            f"no agreement report with a gate for panel {panel} and rubric {rubric} has "
+            f"been run: run tiap agreement report --db {ws.path} --subset "
+            f"{_validation_subset_hint(ws)} --out DIR"
         )
+        nearest = [e for e in ws.events(GATE_EVENT) if e.get("rubric_hash") == rubric_hash]
+        if nearest and judges is not None:
+            differences = "; ".join(_uncovered(nearest[-1], judges))
+            message += (
+                f" (the latest gate for this rubric, for panel {nearest[-1].get('panel')}, "
+                f"does not hold for this panel: {differences})"
+            )
+        return GateCheck(passed=False, message=message)
     where = f"panel {event.get('panel')} and rubric {event.get('rubric_id') or '?'} ({rubric})"
     when = f"subset {event.get('subset')}, report of {event.get('created_at')}"
     uncovered = _uncovered(event, judges) if judges is not None else []
