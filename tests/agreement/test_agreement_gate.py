@@ -52,42 +52,32 @@ def test_pass_is_recorded_and_checked(workspace: Workspace, rubric: Rubric) -> N
     assert payload["figures"]["fleiss_n"] == 12
     models = {f"judge-{j}": f"provider/judge-{j}" for j in range(5)}
     assert payload["judge_models"] == {j: [m] for j, m in models.items()}
+
+    def check(judges: dict[str, str] | None, panel: str = "panel-a"):
+        return check_scale_gate(
+            workspace, panel=panel, rubric_hash=rubric.content_hash, judges=judges
+        )
+
     # the panel as it is now: the same judges and models pass ...
-    assert check_scale_gate(
-        workspace, panel="panel-a", rubric_hash=rubric.content_hash, judges=models
-    ).passed
-    # ... a judge the gate did not see, or a judge whose model changed, does not
-    more = check_scale_gate(
-        workspace,
-        panel="panel-a",
-        rubric_hash=rubric.content_hash,
-        judges={**models, "judge-9": "provider/judge-9"},
-    )
-    assert not more.passed
-    assert "judge judge-9 was not among the raters" in more.message
-    swapped = check_scale_gate(
-        workspace,
-        panel="panel-a",
-        rubric_hash=rubric.content_hash,
-        judges={**models, "judge-0": "provider/other"},
-    )
-    assert not swapped.passed
-    assert "judge judge-0 is now model provider/other" in swapped.message
-    fewer = check_scale_gate(
-        workspace,
-        panel="panel-a",
-        rubric_hash=rubric.content_hash,
-        judges={j: m for j, m in models.items() if j != "judge-4"},
-    )
-    assert not fewer.passed  # the kappa was about five judges, not these four
-    assert "the gated report also had judge judge-4" in fewer.message
+    assert check(models).passed
+    # ... a judge the gate did not see, a judge whose model changed, or a judge
+    # fewer (the kappa was about five judges, not these four) does not
+    for judges, message in (
+        ({**models, "judge-9": "provider/judge-9"}, "judge judge-9 was not among the raters"),
+        ({**models, "judge-0": "provider/other"}, "judge judge-0 is now model provider/other"),
+        (
+            {j: m for j, m in models.items() if j != "judge-4"},
+            "the gated report also had judge judge-4",
+        ),
+    ):
+        result = check(judges)
+        assert not result.passed
+        assert message in result.message
     # a panel renamed since, with the same judges and models, is the panel the gate saw
-    renamed = check_scale_gate(
-        workspace, panel="panel-b", rubric_hash=rubric.content_hash, judges=models
-    )
+    renamed = check(models, panel="panel-b")
     assert renamed.passed
     assert "panel panel-a" in renamed.message
-    assert not check_scale_gate(workspace, panel="panel-b", rubric_hash=rubric.content_hash).passed
+    assert not check(None, panel="panel-b").passed
 
 
 def test_unknown_panel_or_rubric_says_what_to_run(workspace: Workspace, rubric: Rubric) -> None:

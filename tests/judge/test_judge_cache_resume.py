@@ -155,12 +155,21 @@ def processes_with_env(marker: str) -> list[int]:
 MODELS = {"a": "openai/judge-a", "b": "openai/judge-b"}
 
 
-class SlowRun:
-    """``tiap judge run`` on ``n`` cases with two judges against a slow loopback
-    server, in a process of its own (its own session, so that a process-group
-    SIGINT reaches it as a terminal's Ctrl-C would)."""
+#: What ``tiap judge run`` prints on Ctrl-C, and nothing else.
+INTERRUPTED = [
+    "tiap: interrupted: every answered call and its label are stored; run the same "
+    "command again to go on (answered calls are not repeated)"
+]
 
-    def __init__(self, db: Path, server: LoopbackServer, panel: Path, workers: int) -> None:
+
+class SlowRun:
+    """``tiap judge run --subset val`` in a process of its own (its own session, so
+    that a process-group SIGINT reaches it as a terminal's Ctrl-C would), for a
+    panel (file or built-in name) whose judges may call a slow loopback ``server``."""
+
+    def __init__(
+        self, db: Path, panel: Path | str, workers: int, server: LoopbackServer | None = None
+    ) -> None:
         self.db, self.server = db, server
         self.args = [*TIAP, "judge", "run", "--db", str(db), "--panel", str(panel)]
         self.args += ["--subset", "val", "--no-progress", "--workers", str(workers)]
@@ -185,6 +194,12 @@ class SlowRun:
     def wait_for_labels(self, n: int) -> None:
         _wait_for(lambda: self.answered() >= n, 180, self.proc)
 
+    def ctrl_c(self) -> str:
+        """SIGINT to the run's process group, as Ctrl-C; its stderr once it ended."""
+        os.killpg(self.proc.pid, signal.SIGINT)
+        _, err = self.proc.communicate(timeout=60)
+        return err
+
     def processes(self) -> list[int]:
         return processes_with_env(f"TIAP_TEST_RUN={self.marker}")
 
@@ -204,6 +219,7 @@ class SlowRun:
         return set(rows(self.db, "SELECT case_id, rater FROM labels"))
 
     def resume(self) -> None:
+        assert self.server is not None, "resume() needs the loopback server"
         self.server.delay_s = 0.0
         done = subprocess.run(self.args, env=self.env, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr
@@ -211,6 +227,7 @@ class SlowRun:
     def check_complete(self, n: int, done_before: set[tuple[str, str]]) -> list[tuple[str, str]]:
         """One label row per (case, judge); no answered pair asked again. Returns the
         pairs asked twice (in flight at the stop)."""
+        assert self.server is not None, "check_complete() needs the loopback server"
         per_pair = rows(
             self.db, "SELECT case_id, rater, COUNT(*) FROM labels GROUP BY case_id, rater"
         )
@@ -239,7 +256,7 @@ def test_sigkill_mid_run_then_resume_completes_without_repeats(
     db = make_workspace(n)
     with LoopbackServer(delay_s=0.4, key=model_and_question) as server:
         panel = write_panel(server.url, judges=("a", "b"), model=MODELS, concurrency=2)
-        run = SlowRun(db, server, panel, workers)
+        run = SlowRun(db, panel, workers, server)
         run.wait_for_labels(6)
         if workers:
             assert len(run.processes()) == 1 + workers
@@ -266,18 +283,14 @@ def test_ctrl_c_mid_run_exits_130_then_resume_completes_without_repeats(
     db = make_workspace(n)
     with LoopbackServer(delay_s=0.4, key=model_and_question) as server:
         panel = write_panel(server.url, judges=("a", "b"), model=MODELS, concurrency=2)
-        run = SlowRun(db, server, panel, workers)
+        run = SlowRun(db, panel, workers, server)
         run.wait_for_labels(4)
-        os.killpg(run.proc.pid, signal.SIGINT)
-        _, err = run.proc.communicate(timeout=60)
+        err = run.ctrl_c()
         assert run.proc.returncode == 130, err
         # one line that says what was kept and how to go on, no traceback
         assert "Traceback" not in err
         assert SECRET not in err
-        assert err.strip().splitlines() == [
-            "tiap: interrupted: every answered call and its label are stored; run the same "
-            "command again to go on (answered calls are not repeated)"
-        ]
+        assert err.strip().splitlines() == INTERRUPTED
         done_before = run.check_stopped()
         assert 4 <= len(done_before) < 2 * n
         run.resume()
@@ -289,24 +302,8 @@ def test_ctrl_c_mid_run_exits_130_then_resume_completes_without_repeats(
 def test_ctrl_c_with_in_process_offline_judges_prints_only_the_line(make_workspace) -> None:
     # The offline judges are a litellm CustomLLM: on Ctrl-C litellm leaves coroutines it
     # never awaits, which Python would report as RuntimeWarnings, one per call in flight.
-    db = make_workspace(1000)
-    args = [*TIAP, "judge", "run", "--db", str(db), "--panel", "offline"]
-    args += ["--subset", "val", "--no-progress", "--workers", "0"]
-    proc = subprocess.Popen(
-        args,
-        env=tiap_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    _wait_for(
-        lambda: db.exists() and rows(db, "SELECT COUNT(*) FROM labels")[0][0] >= 50, 180, proc
-    )
-    os.killpg(proc.pid, signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err  # 5,000 calls: far from done after 50
-    assert err.strip().splitlines() == [
-        "tiap: interrupted: every answered call and its label are stored; run the same "
-        "command again to go on (answered calls are not repeated)"
-    ]
+    run = SlowRun(make_workspace(1000), "offline", workers=0)
+    run.wait_for_labels(50)
+    err = run.ctrl_c()
+    assert run.proc.returncode == 130, err  # 5,000 calls: far from done after 50
+    assert err.strip().splitlines() == INTERRUPTED

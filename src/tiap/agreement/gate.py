@@ -180,19 +180,49 @@ class GateCheck(BaseModel):
     event: dict | None = None
 
 
+def _differences(event: dict, judges: Mapping[str, str]) -> list[str]:
+    """How the panel's judges (``name -> model``) differ from those the gate event
+    judged: the gate holds for the same judges with the same models, no more and no
+    fewer (its Fleiss' kappa is about that set). Empty: no difference."""
+    gated_models: dict[str, list[str]] = event.get("judge_models") or {}
+    gated = list(event.get("judges") or ())
+    out = []
+    for name, model in judges.items():
+        if name not in gated:
+            out.append(f"judge {name} was not among the raters of the gated report")
+        elif gated_models.get(name) and model not in gated_models[name]:
+            seen = ", ".join(gated_models[name])
+            out.append(f"judge {name} is now model {model}, the gate saw {seen}")
+    out += [
+        f"the gated report also had judge {name}, which this panel does not"
+        for name in gated
+        if name not in judges
+    ]
+    return out
+
+
+def _gate_events(ws: Workspace, rubric_hash: str) -> list[dict]:
+    """Recorded gate events for the rubric hash, oldest first."""
+    return [e for e in ws.events(GATE_EVENT) if e.get("rubric_hash") == rubric_hash]
+
+
+def _latest_for_panel(
+    events: list[dict], panel: str, judges: Mapping[str, str] | None
+) -> dict | None:
+    """The latest of ``events`` for the panel: by its name or, when ``judges`` (``name ->
+    model``) is given, by the same judges and models (a panel renamed since)."""
+    for event in reversed(events):
+        if event.get("panel") == panel or (judges is not None and not _differences(event, judges)):
+            return event
+    return None
+
+
 def latest_gate(
     ws: Workspace, *, panel: str, rubric_hash: str, judges: Mapping[str, str] | None = None
 ) -> dict | None:
-    """The latest recorded gate event for the rubric hash and the panel: by its name,
-    or, when ``judges`` (``name -> model``) is given, by covering every one of them (a
-    panel renamed since, its judges and models unchanged). ``None`` if there is none."""
-    events = [
-        e
-        for e in ws.events(GATE_EVENT)
-        if e.get("rubric_hash") == rubric_hash
-        and (e.get("panel") == panel or (judges is not None and not _uncovered(e, judges)))
-    ]
-    return events[-1] if events else None
+    """The latest recorded gate event for the rubric hash and the panel (see
+    :func:`_latest_for_panel`), or ``None``."""
+    return _latest_for_panel(_gate_events(ws, rubric_hash), panel, judges)
 
 
 def _validation_subset_hint(ws: Workspace) -> str:
@@ -200,32 +230,14 @@ def _validation_subset_hint(ws: Workspace) -> str:
     return names[0] if len(names) == 1 else "validation"
 
 
-def _uncovered(event: dict, judges: Mapping[str, str]) -> list[str]:
-    """How the panel's judges (``name -> model``) differ from those the gate event
-    judged: the gate holds for the same judges with the same models, no more and no
-    fewer (its Fleiss' kappa is about that set)."""
-    covered: dict[str, list[str]] = event.get("judge_models") or {}
-    names = list(event.get("judges") or ())
-    out = []
-    for name, model in judges.items():
-        if name not in names:
-            out.append(f"judge {name} was not among the raters of the gated report")
-        elif name in covered and covered[name] and model not in covered[name]:
-            gated = ", ".join(covered[name])
-            out.append(f"judge {name} is now model {model}, the gate saw {gated}")
-    for name in names:
-        if name not in judges:
-            out.append(f"the gated report also had judge {name}, which this panel does not")
-    return out
-
-
 def check_scale_gate(
     ws: Workspace, *, panel: str, rubric_hash: str, judges: Mapping[str, str] | None = None
 ) -> GateCheck:
     """Has the latest agreement report for ``panel`` and ``rubric_hash`` on a
-    validation subset passed the gate, for every one of ``judges`` (``name ->
-    model``: the panel as it is now; ``None`` skips that check)?"""
-    event = latest_gate(ws, panel=panel, rubric_hash=rubric_hash, judges=judges)
+    validation subset passed the gate, for exactly ``judges`` (``name -> model``: the
+    panel as it is now; ``None`` skips that check)?"""
+    events = _gate_events(ws, rubric_hash)
+    event = _latest_for_panel(events, panel, judges)
     rubric = rubric_hash[:12]
     if event is None:
         message = (
@@ -233,23 +245,21 @@ def check_scale_gate(
             f"been run: run tiap agreement report --db {ws.path} --subset "
             f"{_validation_subset_hint(ws)} --out DIR"
         )
-        nearest = [e for e in ws.events(GATE_EVENT) if e.get("rubric_hash") == rubric_hash]
-        if nearest and judges is not None:
-            differences = "; ".join(_uncovered(nearest[-1], judges))
+        if events and judges is not None:
             message += (
-                f" (the latest gate for this rubric, for panel {nearest[-1].get('panel')}, "
-                f"does not hold for this panel: {differences})"
+                f" (the latest gate for this rubric, for panel {events[-1].get('panel')}, "
+                f"does not hold for this panel: {'; '.join(_differences(events[-1], judges))})"
             )
         return GateCheck(passed=False, message=message)
     where = f"panel {event.get('panel')} and rubric {event.get('rubric_id') or '?'} ({rubric})"
     when = f"subset {event.get('subset')}, report of {event.get('created_at')}"
-    uncovered = _uncovered(event, judges) if judges is not None else []
-    if event.get("passed") and uncovered:
+    differences = _differences(event, judges) if judges is not None else []
+    if event.get("passed") and differences:
         return GateCheck(
             passed=False,
             message=(
                 f"the scale gate passed for {where} ({when}) but not for the panel as it is "
-                f"now: {'; '.join(uncovered)}; judge the validation subset with this panel "
+                f"now: {'; '.join(differences)}; judge the validation subset with this panel "
                 "and run the agreement report again over all of its judges"
             ),
             event=event,
@@ -270,37 +280,36 @@ def require_scale_gate(
     ws: Workspace,
     *,
     panel: str,
-    rubric_id: str,
-    rubric_hash: str,
+    judges: Mapping[str, str],
+    rubric: Rubric,
     subset: str | None,
     force: bool,
-    judges: Mapping[str, str] | None = None,
 ) -> str | None:
     """Refuse to judge beyond a validation subset unless the gate passed or ``force``.
 
-    Judging a subset of kind validation needs no gate. Otherwise a missing or
-    failed gate, or one that did not cover every one of ``judges`` (``name ->
-    model``) with its model, raises :class:`TiapError` naming the failing figures; with
-    ``force`` the decision is recorded as a ``gate_force`` event and a note for
-    the user is returned.
+    ``judges`` is the panel as it is now (``name -> model``). Judging a subset of
+    kind validation needs no gate. Otherwise a missing or failed gate, or one for
+    other judges or models, raises :class:`TiapError` naming the failing figures;
+    with ``force`` the decision is recorded as a ``gate_force`` event and a note
+    for the user is returned.
     """
     if subset is not None and ws.subset_params(subset).get("kind") == VALIDATION_KIND:
         return None
-    result = check_scale_gate(ws, panel=panel, rubric_hash=rubric_hash, judges=judges)
+    result = check_scale_gate(ws, panel=panel, rubric_hash=rubric.content_hash, judges=judges)
     if result.passed:
         return None
     if not force:
         where = f"subset '{subset}'" if subset else "all cases"
         raise TiapError(
             f"{result.message}; judging {where} beyond a validation subset needs a passed "
-            f"scale gate for panel '{panel}' and rubric '{rubric_id}', or --force"
+            f"scale gate for panel '{panel}' and rubric '{rubric.id}', or --force"
         )
     ws.record_event(
         FORCE_EVENT,
         {
             "panel": panel,
-            "rubric_id": rubric_id,
-            "rubric_hash": rubric_hash,
+            "rubric_id": rubric.id,
+            "rubric_hash": rubric.content_hash,
             "subset": subset,
             "message": result.message,
         },

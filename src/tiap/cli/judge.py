@@ -165,11 +165,10 @@ def run(
             note = require_scale_gate(
                 ws,
                 panel=the_panel.name,
-                rubric_id=the_rubric.id,
-                rubric_hash=the_rubric.content_hash,
+                judges=the_panel.judge_models,
+                rubric=the_rubric,
                 subset=subset,
                 force=force,
-                judges={j.name: j.model for j in the_panel.judges},
             )
         plan = plan_run(ws, the_panel, the_rubric, subset=subset, retry_failed=retry_failed)
         if dry_run:

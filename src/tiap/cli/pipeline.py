@@ -336,11 +336,10 @@ def run_audit(settings: AuditSettings, say: Say = print) -> AuditOutcome:
         note = require_scale_gate(
             ws,
             panel=panel.name,
-            rubric_id=rubric.id,
-            rubric_hash=rubric.content_hash,
+            judges=panel.judge_models,
+            rubric=rubric,
             subset=None,
             force=s.force,
-            judges={j.name: j.model for j in panel.judges},
         )
         if note:
             audit.facts["forced"] = True

@@ -137,6 +137,11 @@ class Panel(BaseModel):
             raise ValueError(f"judge names must be unique (repeated: {', '.join(dupes)})")
         return self
 
+    @property
+    def judge_models(self) -> dict[str, str]:
+        """``judge name -> model string``: what a scale gate is recorded for."""
+        return {j.name: j.model for j in self.judges}
+
     def judge(self, name: str) -> JudgeSpec:
         for j in self.judges:
             if j.name == name:
