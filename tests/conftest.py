@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -37,6 +39,23 @@ def shared_data_dir() -> Path:
             f"benchmark data not found at {data} (set TIAP_SHARED_DIR to the folder holding data/)"
         )
     return data
+
+
+@pytest.fixture(scope="session")
+def require_extra() -> Callable[[str, str], None]:
+    """``require_extra(module, extra)``: skip the test, with the reason, when an
+    optional extra is not installed; with ``TIAP_REQUIRE_EXTRAS=1`` (set by
+    ``.ci/run``, which installs every extra) fail instead, so CI never skips."""
+
+    def require(module: str, extra: str) -> None:
+        if importlib.util.find_spec(module) is not None:
+            return
+        reason = f"the '{extra}' extra is not installed (no module {module})"
+        if os.environ.get("TIAP_REQUIRE_EXTRAS") == "1":
+            pytest.fail(f"{reason}, and TIAP_REQUIRE_EXTRAS=1 requires every extra")
+        pytest.skip(reason)
+
+    return require
 
 
 @pytest.fixture(scope="session")

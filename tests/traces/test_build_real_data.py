@@ -253,8 +253,8 @@ def test_build_is_byte_identical_twice(
         assert (locomo_bundle / rel).read_bytes() == (again / rel).read_bytes(), rel
 
 
-def test_dense_runs_on_real_data(locomo: DatasetTraces) -> None:
-    pytest.importorskip("sentence_transformers", reason="the 'dense' extra is not installed")
+def test_dense_runs_on_real_data(locomo: DatasetTraces, require_extra) -> None:
+    require_extra("sentence_transformers", "dense")
     options = BuildOptions(stores=["raw", "observations"], retrievers=["dense"])
     result = build_bundle(locomo, options)
     b = result.bundle
