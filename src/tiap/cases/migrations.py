@@ -93,4 +93,11 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         CREATE INDEX events_kind ON events(kind, id);
         """,
     ),
+    (
+        2,
+        "labels.settings_hash: the judge's request settings behind a label",
+        """
+        ALTER TABLE labels ADD COLUMN settings_hash TEXT
+        """,
+    ),
 ]

@@ -94,6 +94,7 @@ class LabelRecord(BaseModel):
     panel: str | None = None
     model: str | None = None
     request_hash: str | None = None
+    settings_hash: str | None = None
     origin: str | None = None
     external_id: str | None = None
     created_at: str | None = None

@@ -19,7 +19,13 @@ from tiap.errors import TiapError
 from tiap.judge.failures import TRANSPORT_REASONS
 from tiap.judge.panel import JudgeSpec, Panel
 from tiap.judge.pricing import CostPolicy, Price, cost_policy, judge_price
-from tiap.judge.request import canonical_json, estimate_tokens, judge_settings, request_hash
+from tiap.judge.request import (
+    canonical_json,
+    estimate_tokens,
+    judge_settings,
+    request_hash,
+    settings_hash,
+)
 from tiap.judge.summary import DryRun, JudgeEstimate
 from tiap.rubric import Rubric, render_messages
 
@@ -46,6 +52,7 @@ class JudgePlan:
     settings: dict[str, Any]
     price: Price | None
     costs: CostPolicy
+    settings_hash: str = ""
     cases: int = 0
     already_labelled: int = 0
     pairs: list[Pair] = field(default_factory=list)
@@ -136,6 +143,7 @@ def plan_run(
             settings=settings,
             price=judge_price(judge),
             costs=cost_policy(judge),
+            settings_hash=settings_hash(settings),
             cases=len(cases),
         )
         for case, messages, messages_json, typical, upper in rendered:

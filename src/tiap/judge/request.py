@@ -51,6 +51,14 @@ def judge_settings(panel: Panel, judge: JudgeSpec, rubric: Rubric) -> dict[str, 
     }
 
 
+def settings_hash(settings: dict[str, Any]) -> str:
+    """sha256 of a judge's request settings (:func:`judge_settings`): what every
+    request of that judge shares apart from the messages. Stored on each judge label
+    (``labels.settings_hash``), so a judgment, and the scale gate, are tied to the
+    settings that produced them."""
+    return hashlib.sha256(canonical_json(settings).encode("utf-8")).hexdigest()
+
+
 def request_hash(settings_json: str, messages_json: str) -> str:
     """The cache key from the two canonical halves (see the module docstring)."""
     h = hashlib.sha256(settings_json.encode("utf-8"))

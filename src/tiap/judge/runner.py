@@ -134,6 +134,7 @@ class _Run:
             panel=self.panel.name,
             model=jp.judge.model,
             request_hash=pair.request_hash,
+            settings_hash=jp.settings_hash,
             origin="judge",
         )
 
@@ -199,6 +200,7 @@ class _Run:
                 panel=self.panel.name,
                 model=jp.judge.model,
                 request_hash=pair.request_hash,
+                settings_hash=jp.settings_hash,
                 origin="judge",
             )
         if record is not None:
