@@ -73,6 +73,7 @@ import contextlib
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -267,11 +268,14 @@ def main() -> None:
         ideal = calls * args.latency / (args.judges * args.concurrency)
 
         cached_db = tmp / "cached.db"
-        with Workspace(db) as ws:
-            ws.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        con = sqlite3.connect(db)
+        con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        con.close()
         shutil.copyfile(db, cached_db)
-        with Workspace(cached_db) as ws:
-            ws.conn.execute("DELETE FROM labels")
+        con = sqlite3.connect(cached_db)
+        with con:
+            con.execute("DELETE FROM labels")
+        con.close()
         with Workspace(cached_db) as ws:
             c_cpu0, c_wall0 = time.process_time(), time.perf_counter()
             cached = run_panel(ws, panel, rubric)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import sqlite3
 from pathlib import Path
 
 from rich.console import Console
@@ -120,3 +121,12 @@ def screen_text(app) -> str:
     )
     lines = console.export_text(styles=False).splitlines()
     return "\n".join(line.rstrip() for line in lines).rstrip("\n") + "\n"
+
+
+def count_label_rows(path: Path) -> int:
+    """Every row of the labels table, read through a separate connection."""
+    conn = sqlite3.connect(path)
+    try:
+        return int(conn.execute("SELECT COUNT(*) FROM labels").fetchone()[0])
+    finally:
+        conn.close()

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from annotate_support import judge_label, make_case, make_workspace
+from annotate_support import count_label_rows, judge_label, make_case, make_workspace
 
 from tiap.annotate.labelstudio import connect, label_config, pull, push
 from tiap.cases.workspace import Workspace
@@ -205,11 +205,11 @@ def test_two_annotators_pull_idempotent_update_delete(
             "labelstudio",
             rubric.content_hash,
         )
-        rows = ws.conn.execute("SELECT COUNT(*) FROM labels").fetchone()[0]
+        rows = count_label_rows(db)
 
         again = pull(ws, admin, rubric, title=title, subset="val")
         assert (again.labels_added, again.labels_present, again.retracted) == (0, 4, 0)
-        assert ws.conn.execute("SELECT COUNT(*) FROM labels").fetchone()[0] == rows
+        assert count_label_rows(db) == rows
 
         ann.update(id=a0.id, result=_choice("does_not_support"))  # an edit: one new row
         other.client.annotations.delete(id=b1.id)  # a deletion: the label is withdrawn

@@ -185,15 +185,11 @@ def test_rater_names_are_checked(ws, rubric) -> None:
 
 def test_cases_are_loaded_by_id_not_all_at_once(ws, rubric) -> None:
     s = AnnotationSession(ws, rubric, "alice", subset="val")
-    statements: list[str] = []
-    ws.conn.set_trace_callback(statements.append)
-    try:
+    with ws.traced() as statements:
         for _ in range(3):
             assert s.current.case_id == s.case_id
             s.label("supports")
             s.advance()
-    finally:
-        ws.conn.set_trace_callback(None)
     case_reads = [q for q in statements if "FROM cases" in q]
     assert case_reads
     assert all("WHERE case_id" in q for q in case_reads)

@@ -36,18 +36,26 @@ def test_rank_buckets() -> None:
 # ------------------------------------------------------------------------ migrations
 
 
+def _raw(path: Path, sql: str) -> list[tuple]:
+    con = sqlite3.connect(path)
+    try:
+        return [tuple(r) for r in con.execute(sql).fetchall()]
+    finally:
+        con.close()
+
+
 def test_migrations_are_recorded_once(tmp_path: Path) -> None:
     path = tmp_path / "w.sqlite"
     with Workspace(path) as w:
-        rows = w.conn.execute("SELECT version, name, applied_at FROM schema_migrations").fetchall()
+        rows = _raw(path, "SELECT version, name, applied_at FROM schema_migrations")
         assert [(r[0], r[1]) for r in rows] == [(v, n) for v, n, _ in MIGRATIONS]
         assert w.schema_version() == MIGRATIONS[-1][0]
         w.add_cases([make_case("c1")])
     with Workspace(path) as w:
-        again = w.conn.execute("SELECT version, name, applied_at FROM schema_migrations").fetchall()
-        assert [tuple(r) for r in again] == [tuple(r) for r in rows]  # not re-applied
+        again = _raw(path, "SELECT version, name, applied_at FROM schema_migrations")
+        assert again == rows  # not re-applied
         assert w.count_cases() == 1  # data kept
-        mode = w.conn.execute("PRAGMA journal_mode").fetchone()[0]
+        mode = _raw(path, "PRAGMA journal_mode")[0][0]
         assert mode == "wal"
 
 
@@ -166,7 +174,7 @@ def test_transaction_rolls_back_on_error(ws: Workspace) -> None:
     # The connection is usable afterwards, outside any transaction.
     ws.add_cases([make_case("c1")])
     assert ws.count_cases() == 2
-    assert not ws.conn.in_transaction
+    assert not ws.in_transaction
 
 
 def test_a_failing_batch_leaves_nothing(ws: Workspace) -> None:

@@ -99,6 +99,16 @@ def rows(db: Path, sql: str, args: tuple = ()) -> list[tuple]:
         conn.close()
 
 
+def execute(db: Path, sql: str, args: tuple = ()) -> int:
+    """Change a workspace file directly (committed); returns the rows changed."""
+    conn = sqlite3.connect(db)
+    try:
+        with conn:
+            return conn.execute(sql, args).rowcount
+    finally:
+        conn.close()
+
+
 def tiap_env() -> dict[str, str]:
     env = dict(os.environ)
     env.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from judge_support import make_case, rows
+from judge_support import execute, make_case, rows
 
 from tiap.cases import LabelRecord, Workspace
 from tiap.errors import TiapError
@@ -114,10 +114,12 @@ def test_dry_run_figures(make_workspace, loopback, write_panel, key_env) -> None
     )
     rubric = load_rubric()
     with Workspace(db) as ws:
-        # judge a: cases 0-1 labelled already; judge b: every case called before (its
-        # labels then removed, so its stored calls answer them)
+        # judge a: cases 0-1 labelled already (with the request the plan sends now);
+        # judge b: every case called before (its labels then removed, so its stored
+        # calls answer them)
         run_panel(ws, panel.model_copy(update={"judges": [panel.judges[1]]}), rubric, subset="val")
-        ws.conn.execute("DELETE FROM labels")
+        execute(db, "DELETE FROM labels")
+        sent = {p.case.case_id: p.request_hash for p in plan_run(ws, panel, rubric).judges[0].pairs}
         ws.add_labels(
             LabelRecord(
                 case_id=f"c{i:04d}",
@@ -126,6 +128,7 @@ def test_dry_run_figures(make_workspace, loopback, write_panel, key_env) -> None
                 label="supports",
                 rubric_hash=rubric.content_hash,
                 model="openai/m-a",
+                request_hash=sent[f"c{i:04d}"],
             )
             for i in range(2)
         )

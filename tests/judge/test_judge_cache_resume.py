@@ -12,7 +12,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from judge_support import KEY_ENV, SECRET, TIAP, make_case, rows, tiap_env
+from judge_support import KEY_ENV, SECRET, TIAP, execute, make_case, rows, tiap_env
 
 from tiap.cases import Workspace
 from tiap.judge import load_panel, run_panel
@@ -58,7 +58,7 @@ def test_rerun_makes_no_request_and_cache_answers_without_labels(
         # 2) labels removed, model_calls kept: answered from the cache, no request
         conn_rows = rows(db, "SELECT COUNT(*) FROM model_calls")[0][0]
         with Workspace(db) as ws:
-            ws.conn.execute("DELETE FROM labels")
+            execute(db, "DELETE FROM labels")
             cached = run_panel(ws, panel, rubric, subset="val")
         assert server.count == 6
         assert cached.cache_hits == 6

@@ -8,7 +8,7 @@ import importlib.util
 from pathlib import Path
 
 import pytest
-from judge_support import rows
+from judge_support import execute, rows
 
 from tiap.cases import Workspace
 from tiap.errors import TiapError
@@ -44,7 +44,7 @@ def test_offline_panel_goes_through_model_calls_and_is_deterministic(make_worksp
     assert by[("c0002", "answer-containment")] == "partial"
     # a re-run on labels removed is answered by the cache: no new model_calls rows
     with Workspace(db1) as ws:
-        ws.conn.execute("DELETE FROM labels")
+        execute(db1, "DELETE FROM labels")
         again = run_panel(ws, panel, rubric, subset="val")
     assert again.cache_hits == 45
     assert again.calls == 0

@@ -29,14 +29,14 @@ from collections import Counter, OrderedDict
 from dataclasses import dataclass
 
 from tiap.cases.models import Case, LabelRecord
+from tiap.cases.vocab import ADJUDICATED, HUMAN, ORIGIN_TUI, ORIGIN_TUI_NOTE, ORIGIN_TUI_UNDO
 from tiap.cases.workspace import Workspace
 from tiap.errors import TiapError
 from tiap.rubric.models import Rubric
 
-ADJUDICATED = "adjudicated"
-"""The rater name under which adjudicated labels are stored."""
+__all__ = ["ADJUDICATED", "ORIGIN", "AnnotationSession", "Progress", "UndoStep"]
 
-ORIGIN = "tui"
+ORIGIN = ORIGIN_TUI
 _CACHE_SIZE = 64
 
 
@@ -83,8 +83,7 @@ class AnnotationSession:
                 f"the rater name '{ADJUDICATED}' is reserved for adjudicated labels; "
                 "use --adjudicate with your own name"
             )
-        if rater in ws.raters("judge"):
-            raise TiapError(f"'{rater}' is the name of a judge in this workspace; pick another")
+        ws.require_rater_kind(rater, HUMAN, hint="give it with --rater")
         if overlap_only and subset is None:
             raise TiapError("--overlap needs --subset (the overlap belongs to a subset)")
         self.ws = ws
@@ -121,8 +120,8 @@ class AnnotationSession:
             candidates = self.ws.case_ids()
         wanted = set(candidates)
         by_case: dict[str, list[LabelRecord]] = {}
-        for rec in self.ws.latest_labels(rater_kind="human"):
-            if rec.case_id in wanted and rec.rater != ADJUDICATED and rec.label is not None:
+        for rec in self.ws.latest_labels(case_ids=wanted, rater_kind=HUMAN):
+            if rec.rater != ADJUDICATED and rec.label is not None:
                 by_case.setdefault(rec.case_id, []).append(rec)
         self._disputes = {
             cid: recs for cid, recs in by_case.items() if len({r.label for r in recs}) >= 2
@@ -208,7 +207,7 @@ class AnnotationSession:
         record = LabelRecord(
             case_id=case_id,
             rater=self.store_rater,
-            rater_kind="human",
+            rater_kind=HUMAN,
             label=label,
             note=note,
             rubric_id=self.rubric.id,
@@ -241,7 +240,7 @@ class AnnotationSession:
             else:
                 self._pending_notes.pop(cid, None)
             return None
-        return self._write(cid, mine.label, text or None, f"{ORIGIN}-note")
+        return self._write(cid, mine.label, text or None, ORIGIN_TUI_NOTE)
 
     def undo(self) -> UndoStep | None:
         """Take back the newest row this session wrote; the cursor goes to its case."""
@@ -254,7 +253,12 @@ class AnnotationSession:
             self._mine.pop(step.case_id, None)
         else:
             restored = prev.model_copy(
-                update={"id": None, "created_at": None, "external_id": None, "origin": "tui-undo"}
+                update={
+                    "id": None,
+                    "created_at": None,
+                    "external_id": None,
+                    "origin": ORIGIN_TUI_UNDO,
+                }
             )
             row_id = self.ws.add_label(restored)
             self._mine[step.case_id] = restored.model_copy(update={"id": row_id})

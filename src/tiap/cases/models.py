@@ -1,12 +1,29 @@
-"""Pydantic models for what the workspace stores: cases and labels."""
+"""Pydantic models for what the workspace stores: cases, labels, model calls,
+subsets and events (one model per table; :mod:`tiap.cases.rows` derives the
+columns from them)."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-RaterKind = Literal["judge", "human"]
+from tiap.cases.vocab import RETRACTED, RaterKind
+
+__all__ = [
+    "RANK_BUCKETS",
+    "RETRACTED",
+    "Case",
+    "EventRecord",
+    "EvidenceItem",
+    "LabelMark",
+    "LabelRecord",
+    "ModelCall",
+    "RaterKind",
+    "SubsetMember",
+    "SubsetRecord",
+    "rank_bucket",
+]
 
 #: Rank buckets of the credited memory (the paper's strata), as (name, first, last).
 RANK_BUCKETS: tuple[tuple[str, int, int], ...] = (("1-5", 1, 5), ("6-20", 6, 20), ("21-60", 21, 60))
@@ -103,4 +120,70 @@ class LabelRecord(BaseModel):
     output_tokens: int | None = None
 
 
-RETRACTED = "retracted"
+class LabelMark(BaseModel):
+    """What identifies a label row without its texts: enough to tell whether a
+    judgment is done (:meth:`tiap.cases.workspace.Workspace.latest_judge_labels`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: int
+    case_id: str
+    rater: str
+    rater_kind: RaterKind
+    label: str | None
+    reason: str | None = None
+    rubric_hash: str | None = None
+    model: str | None = None
+    request_hash: str | None = None
+
+
+class ModelCall(BaseModel):
+    """One row of ``model_calls``: a judge's request (never its key) and the reply,
+    keyed by the request hash."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    request_hash: str
+    model: str
+    api_base: str | None = None
+    request: dict[str, Any]
+    response: dict[str, Any] | None = None
+    status: str
+    error: str | None = None
+    created_at: str
+    latency_ms: float | None = None
+    cost_usd: float | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+class SubsetRecord(BaseModel):
+    """One row of ``subsets``: a named subset and its parameters (``kind``, ...)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    params: dict[str, Any]
+    created_at: str
+
+
+class SubsetMember(BaseModel):
+    """One row of ``subset_cases``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    subset: str
+    case_id: str
+    position: int
+    overlap: bool = False
+
+
+class EventRecord(BaseModel):
+    """One row of ``events`` (extractions, samples, gates, forced runs, renames)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: int | None = None
+    kind: str
+    created_at: str
+    payload: dict[str, Any]

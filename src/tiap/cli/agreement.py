@@ -97,11 +97,16 @@ def report(
     else:
         from tiap.agreement import labels_from_workspace
 
-        with Workspace(db, create=False) as ws:  # type: ignore[arg-type]
+        with Workspace.open_readonly(db) as ws:  # type: ignore[arg-type]
             table = labels_from_workspace(ws, subset=subset)
             rub = load_rubric(rubric) if rubric is not None else rubric_for_table(table)
             result = compute_report(table, rub, **options)  # type: ignore[arg-type]
-            recorded = record_gate(ws, result)
+        if result.gate.applies:  # the one write: recording the gate
+            if Workspace.writable(db):  # type: ignore[arg-type]
+                with Workspace(db, create=False) as ws:  # type: ignore[arg-type]
+                    recorded = record_gate(ws, result)
+            else:
+                typer.echo(f"tiap: warning: {db} is read-only: the gate was not recorded", err=True)
     paths = write_report(result, out)
     for line in summary_lines(result):
         typer.echo(line)

@@ -1,10 +1,10 @@
-"""`tiap cases` sub-commands: extract, sample, list, show, subsets."""
+"""`tiap cases` sub-commands: extract, sample, list, show, subsets, rename-rater."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -201,7 +201,7 @@ def list_cases(
     """List cases (a subset's own order, else by run and query)."""
     from tiap.cases.workspace import Workspace
 
-    with Workspace(db, create=False) as ws:
+    with Workspace.open_readonly(db) as ws:
         cases = ws.cases(subset=subset, runs=_runs(runs))
         overlap = set(ws.overlap_ids(subset)) if subset else set()
     if as_json:
@@ -220,7 +220,7 @@ def show(
     """Show one case as a rater sees it, with the latest label of every rater."""
     from tiap.cases.workspace import Workspace
 
-    with Workspace(db, create=False) as ws:
+    with Workspace.open_readonly(db) as ws:
         case = ws.case(case_id)
         labels = ws.latest_labels(case_ids=[case_id])
     if as_json:
@@ -242,8 +242,8 @@ def subsets(
     """List the named subsets of a workspace with their parameters."""
     from tiap.cases.workspace import Workspace
 
-    with Workspace(db, create=False) as ws:
-        rows = [
+    with Workspace.open_readonly(db) as ws:
+        rows: list[dict[str, Any]] = [
             {
                 "name": name,
                 "size": len(ws.case_ids(subset=name)),
@@ -264,3 +264,29 @@ def subsets(
             f"{row['name']}: {row['size']} cases, {row['overlap']} in overlap "
             f"(kind={p.get('kind', '?')}, seed={p.get('seed', '?')}, from {runs})"
         )
+
+
+@app.command("rename-rater")
+def rename_rater(
+    old: str = typer.Argument(..., help="The rater name to rename."),
+    new: str = typer.Argument(..., help="A rater name the workspace does not use yet."),
+    kind: str = typer.Option(
+        ...,
+        "--kind",
+        help="Whose labels to rename: judge or human (a judge and a human "
+        "sharing a name: rename the judge's).",
+    ),
+    db: Path = typer.Option(..., "--db", help=DB_HELP),
+) -> None:
+    """Give one rater's labels a new name (recorded as an event). Repairs a workspace
+    where a judge and a human share a name; then rename the judge in its panel too."""
+    from tiap.cases.vocab import RATER_KINDS
+    from tiap.cases.workspace import Workspace
+    from tiap.errors import TiapError
+
+    rater_kind = next((k for k in RATER_KINDS if k == kind), None)
+    if rater_kind is None:
+        raise TiapError(f"--kind: give one of {', '.join(RATER_KINDS)} (not '{kind}')")
+    with Workspace(db, create=False) as ws:
+        renamed = ws.rename_rater(old, new, rater_kind)
+    typer.echo(f"renamed {renamed} labels of {kind} '{old}' to '{new}' in {db}")

@@ -1,20 +1,29 @@
 """Plan a panel run: which (case, judge) pairs need a label, and which of those
 the ``model_calls`` cache answers; ``--dry-run`` figures of a plan.
 
-A pair is done when a label row exists for (case, judge, rubric hash, model);
-with ``retry_failed``, pairs whose latest label failed in transport (timeout,
-rate limit, server or connection error, bad request) count as not done.
+"Already judged" and the cache key agree: a (case, judge) pair is done for a run
+when the judge's latest label on that case under this rubric hash carries the
+request hash the plan would send now (``labels.request_hash``: model, api_base,
+messages, temperature, max_tokens, response format, seed and params). So editing
+a panel setting re-judges every pair; where the same request was made before, the
+``model_calls`` cache answers it without a request, so switching a setting back
+is free and makes the current settings' label the latest again. With
+``retry_failed``, a latest label that failed in transport (timeout, rate limit,
+server or connection error, bad request) does not count as done.
+
+A judge may not take a name a human rater already uses in the workspace (rater
+names are one namespace); the plan refuses it.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from tiap.cases import Case, Workspace
+from tiap.cases.vocab import JUDGE
 from tiap.errors import TiapError
 from tiap.judge.failures import TRANSPORT_REASONS
 from tiap.judge.panel import JudgeSpec, Panel
@@ -31,7 +40,6 @@ from tiap.rubric import Rubric, render_messages
 
 #: output tokens assumed for a typical judgment in cost estimates.
 TYPICAL_OUTPUT_TOKENS = 100
-_CACHE_BATCH = 500
 
 
 @dataclass
@@ -77,42 +85,24 @@ class RunPlan:
 
 def _existing(
     ws: Workspace, panel: Panel, rubric: Rubric, retry_failed: bool
-) -> set[tuple[str, str, str]]:
-    """(case_id, rater, model) pairs that count as done for this rubric."""
-    names = [j.name for j in panel.judges]
-    marks = ",".join("?" for _ in names)
-    rows = ws.conn.execute(
-        "SELECT case_id, rater, model, label, reason FROM labels "
-        f"WHERE rater_kind = 'judge' AND rubric_hash = ? AND rater IN ({marks}) ORDER BY id",
-        [rubric.content_hash, *names],
-    )
-    latest: dict[tuple[str, str, str], tuple[str | None, str | None]] = {}
-    for case_id, rater, model, label, reason in rows:
-        latest[(case_id, rater, model or "")] = (label, reason)
-    done = set()
-    for key, (label, reason) in latest.items():
-        code = (reason or "").split(":", 1)[0]
-        if retry_failed and label is None and code in TRANSPORT_REASONS:
+) -> dict[tuple[str, str], str]:
+    """(case_id, judge) -> the request hash of the judge's latest label on the case
+    under this rubric, for the labels that count as done (see the module docstring);
+    the pair is done when that hash is the one the plan would send now."""
+    latest = ws.latest_judge_labels([j.name for j in panel.judges], rubric.content_hash)
+    done: dict[tuple[str, str], str] = {}
+    for key, mark in latest.items():
+        code = (mark.reason or "").split(":", 1)[0]
+        if retry_failed and mark.label is None and code in TRANSPORT_REASONS:
             continue
-        done.add(key)
+        if mark.request_hash is not None:
+            done[key] = mark.request_hash
     return done
 
 
 def _cached_responses(ws: Workspace, hashes: Sequence[str]) -> dict[str, dict[str, Any]]:
     """Successful stored responses by request hash."""
-    out: dict[str, dict[str, Any]] = {}
-    unique = list(dict.fromkeys(hashes))
-    for i in range(0, len(unique), _CACHE_BATCH):
-        chunk = unique[i : i + _CACHE_BATCH]
-        marks = ",".join("?" for _ in chunk)
-        for h, response_json in ws.conn.execute(
-            f"SELECT request_hash, response_json FROM model_calls "
-            f"WHERE status = 'ok' AND request_hash IN ({marks})",
-            chunk,
-        ):
-            if response_json:
-                out[h] = json.loads(response_json)
-    return out
+    return ws.cached_responses(hashes)
 
 
 def plan_run(
@@ -128,6 +118,8 @@ def plan_run(
     if not cases:
         where = f"subset '{subset}'" if subset else f"workspace {ws.path}"
         raise TiapError(f"{where} has no cases (run 'tiap cases extract' first)")
+    for judge in panel.judges:
+        ws.require_rater_kind(judge.name, JUDGE, hint=f"rename it in panel '{panel.name}'")
     done = _existing(ws, panel, rubric, retry_failed)
     rendered = []
     for case in cases:
@@ -147,10 +139,10 @@ def plan_run(
             cases=len(cases),
         )
         for case, messages, messages_json, typical, upper in rendered:
-            if (case.case_id, judge.name, judge.model) in done:
+            h = request_hash(settings_json, messages_json)
+            if done.get((case.case_id, judge.name)) == h:
                 plan.already_labelled += 1
                 continue
-            h = request_hash(settings_json, messages_json)
             plan.pairs.append(Pair(case, messages, h, typical, upper))
         plans.append(plan)
     cached = _cached_responses(ws, [p.request_hash for jp in plans for p in jp.pairs])
@@ -173,6 +165,8 @@ def dry_run(plan: RunPlan) -> DryRun:
         to_call = jp.to_call
         est_in = sum(p.est_input for p in to_call)
         est_upper = sum(p.est_input_upper for p in to_call)
+        typical: float | None
+        upper: float | None
         if not to_call:
             typical, upper = 0.0, 0.0
         elif jp.price is None:

@@ -24,11 +24,12 @@ from tiap.annotate.labelstudio.config import check_config
 from tiap.annotate.labelstudio.models import ExportAnnotation, ExportTask, PullResult
 from tiap.annotate.labelstudio.push import default_title, scope_case_ids
 from tiap.cases.models import LabelRecord
+from tiap.cases.vocab import HUMAN, ORIGIN_LABELSTUDIO
 from tiap.cases.workspace import Workspace
 from tiap.errors import TiapError
 from tiap.rubric.models import Rubric
 
-ORIGIN = "labelstudio"
+ORIGIN = ORIGIN_LABELSTUDIO
 
 
 def external_id(project_id: int, ann: ExportAnnotation, rater: str) -> str:
@@ -99,7 +100,7 @@ def pull(
             record = LabelRecord(
                 case_id=cid,
                 rater=rater,
-                rater_kind="human",
+                rater_kind=HUMAN,
                 label=label,
                 raw=json.dumps(ann.result, sort_keys=True, ensure_ascii=False),
                 rubric_id=rubric.id,
@@ -110,10 +111,12 @@ def pull(
             found.append((ann.version, ann.id, record))
     found.sort(key=lambda item: (item[0], item[1]))
     per_rater = Counter(rec.rater for _, _, rec in found)
+    for rater in per_rater:
+        ws.require_rater_kind(rater, HUMAN, hint="map the annotator to it with --rater-map")
     prefix = f"{ORIGIN}:p{project.id}:"
     gone = [
         rec
-        for rec in ws.latest_labels(case_ids=project_cases, rater_kind="human")
+        for rec in ws.latest_labels(case_ids=project_cases, rater_kind=HUMAN)
         if rec.origin == ORIGIN
         and (rec.external_id or "").startswith(prefix)
         and (rec.case_id, rec.rater) not in present
