@@ -296,3 +296,26 @@ def test_cli_round_trip_keeps_the_token_out_of_workspace_and_output(
     assert "wrong-token-123456" not in err
     for path in tmp_path.iterdir():
         assert ADMIN_TOKEN.encode() not in path.read_bytes()
+
+
+def test_pull_refuses_an_annotator_named_like_a_judge(tmp_path: Path, rubric, title) -> None:
+    db = make_workspace(tmp_path / "w.sqlite", 2)
+    admin = connect(URL, api_key=ADMIN_TOKEN)
+    with Workspace(db) as ws:
+        ws.add_label(judge_label("c0000", "gpt-judge", "supports"))
+        pushed = push(ws, admin, rubric, title=title, subset="val")
+        tasks = _tasks(admin, pushed.project_id)
+        admin.client.annotations.create(id=tasks["c0001"], result=_choice("partial"))
+        rows = count_label_rows(db)
+        mapping = {admin.user_email: "gpt-judge"}
+        with pytest.raises(TiapError) as err:
+            pull(ws, admin, rubric, title=title, subset="val", rater_map=mapping)
+        assert "'gpt-judge' is the name of a judge in this workspace" in str(err.value)
+        assert "--rater-map" in str(err.value)
+        assert count_label_rows(db) == rows  # nothing stored
+        res = pull(
+            ws, admin, rubric, title=title, subset="val", rater_map={admin.user_email: "ann"}
+        )
+        assert res.raters == {"ann": 1}
+        assert ws.raters("human") == ["ann"]
+        assert ws.raters("judge") == ["gpt-judge"]

@@ -30,6 +30,7 @@ from tiap.agreement.reference import Reference, resolve_reference
 from tiap.agreement.scope import categories_for, resolve_raters
 from tiap.agreement.table import ABSENT, INVALID, LabelTable
 from tiap.agreement.votes import VoteArrays, default_quorum, default_voters, distribution, vote
+from tiap.cases.vocab import JUDGE
 from tiap.errors import TiapError
 from tiap.rubric import Rubric
 
@@ -125,7 +126,7 @@ def compute_report(
         bvotes = vote(bcodes[:, vote_idx], len(bin_cats), q)
         scales.append(_Scale("binary", bin_cats, names, bcodes, idx, bref, bvotes))
 
-    judges = [r for r in included if table.rater(r).kind == "judge"]
+    judges = [r for r in included if table.rater(r).kind == JUDGE]
     compared = [r for r in included if ref is None or r not in ref.raters]
     stats = _stats(scales, included, judges, compared, names)
     weights = bootstrap_weights(len(table.cases), resamples, seed) if resamples else None

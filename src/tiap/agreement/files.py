@@ -21,11 +21,12 @@ import csv
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from tiap.agreement.table import CaseMeta, LabelEntry, LabelTable, RaterInfo, sort_raters
+from tiap.cases.vocab import RaterKind
 from tiap.errors import InputError
 from tiap.io import describe_validation_error
 from tiap.rubric import Rubric
@@ -42,7 +43,7 @@ class LabelFileRow(BaseModel):
     case_id: str = Field(min_length=1)
     rater: str = Field(min_length=1)
     label: str | None
-    rater_kind: Literal["judge", "human"] | None = None
+    rater_kind: RaterKind | None = None
     dataset: str | None = None
     run: str | None = None
     category: str | None = None

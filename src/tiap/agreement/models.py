@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tiap.cases.vocab import RaterKind
 from tiap.errors import TiapError
 
 if TYPE_CHECKING:
@@ -53,7 +54,7 @@ class RaterSummary(_Model):
     """A rater's label distribution over the cases in scope."""
 
     name: str
-    kind: Literal["judge", "human"] | None
+    kind: RaterKind | None
     panels: list[str] = Field(default_factory=list)
     included: bool
     reference: bool

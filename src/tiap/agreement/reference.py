@@ -23,7 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from tiap.agreement.stats import counts_matrix
-from tiap.agreement.table import ADJUDICATED, LabelTable
+from tiap.agreement.table import LabelTable
+from tiap.cases.vocab import ADJUDICATED, HUMAN
 from tiap.errors import TiapError
 
 
@@ -70,7 +71,7 @@ def resolve_reference(
             else ""
         )
         return Reference(policy, raters, ref, 0), None
-    humans = [r.name for r in table.raters if r.kind == "human" and r.name != ADJUDICATED]
+    humans = [r.name for r in table.raters if r.kind == HUMAN and r.name != ADJUDICATED]
     if not humans and adj is None:
         return None, "no human labels (and no rater 'adjudicated'): nothing to compare against"
     if humans:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tiap.agreement.table import ADJUDICATED, LabelTable
+from tiap.agreement.table import LabelTable
+from tiap.cases.vocab import ADJUDICATED, JUDGE
 from tiap.errors import TiapError
 from tiap.rubric import Rubric
 
@@ -33,7 +34,7 @@ def default_included(table: LabelTable) -> list[str]:
     figures (and so that a report over every case is not cut down to the few
     cases people labelled); otherwise every rater except ``adjudicated``, which
     only resolves disagreements. Human raters are the reference either way."""
-    judges = table.raters_of_kind("judge")
+    judges = table.raters_of_kind(JUDGE)
     return judges or [r for r in table.rater_names if r != ADJUDICATED]
 
 

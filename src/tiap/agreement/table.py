@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from tiap.cases.vocab import ADJUDICATED as ADJUDICATED  # the name, for agreement users
+from tiap.cases.vocab import HUMAN, JUDGE, RaterKind
 from tiap.errors import TiapError
 
 if TYPE_CHECKING:
@@ -25,16 +27,13 @@ if TYPE_CHECKING:
 
     from tiap.cases.workspace import Workspace
 
-RaterKindOrNone = Literal["judge", "human"] | None
-
-#: The rater name of adjudicated labels (resolving human disagreements).
-ADJUDICATED = "adjudicated"
+RaterKindOrNone = RaterKind | None
 
 #: Codes in a label matrix for what is not a label.
 INVALID = -1
 ABSENT = -2
 
-_KIND_ORDER = {"judge": 0, "human": 1, None: 2}
+_KIND_ORDER = {JUDGE: 0, HUMAN: 1, None: 2}
 
 
 class CaseMeta(BaseModel):

@@ -24,6 +24,7 @@ from tiap.agreement.models import Distribution
 from tiap.agreement.scope import categories_for, default_included, resolve_raters
 from tiap.agreement.stats import collapse_codes, counts_matrix
 from tiap.agreement.table import LabelTable
+from tiap.cases.vocab import JUDGE
 from tiap.errors import TiapError
 from tiap.rubric import Rubric
 
@@ -44,7 +45,7 @@ class VoteArrays:
 
 
 def default_voters(table: LabelTable, included: Sequence[str]) -> list[str]:
-    judges = [r for r in included if table.rater(r).kind == "judge"]
+    judges = [r for r in included if table.rater(r).kind == JUDGE]
     return judges or list(included)
 
 

@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tiap.cases.extract import BUCKET_ORDER
 from tiap.cases.models import Case
+from tiap.cases.vocab import SUBSET_VALIDATION
 from tiap.cases.workspace import Workspace
 from tiap.errors import TiapError
 
@@ -192,7 +193,7 @@ def sample_subset(
         cases = [c for c in cases if c.run in runs]
     result = stratified_sample(cases, name=name, n=n, overlap=overlap, seed=seed)
     params: dict[str, object] = {
-        "kind": "validation",
+        "kind": SUBSET_VALIDATION,
         "n": n,
         "overlap": overlap,
         "seed": seed,

@@ -1,0 +1,197 @@
+"""Schema migrations: recorded Python functions applied in order; each one tested from
+the schema before it with data in it; earlier workspaces open unchanged."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from legacy_workspace import EARLIER_MIGRATIONS, fill, make_earlier_workspace
+
+from tiap.cases.migrations import MIGRATIONS, migrate, newest_version, recorded_versions
+from tiap.cases.opening import APPLICATION_ID, TIAP_TABLES
+from tiap.cases.workspace import Workspace
+from tiap.errors import TiapError
+
+
+def _schema(conn: sqlite3.Connection) -> list[tuple[str, str, str]]:
+    return conn.execute(
+        "SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name"
+    ).fetchall()
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
+    return [r[1] for r in conn.execute(f"PRAGMA table_info({table})")]
+
+
+def _indexes(conn: sqlite3.Connection) -> set[str]:
+    return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+
+
+def _snapshot(conn: sqlite3.Connection) -> dict[str, tuple[list[str], list[tuple]]]:
+    """Every data table: its columns and its rows (in rowid order)."""
+    out = {}
+    for table in sorted(TIAP_TABLES - {"schema_migrations"}):
+        cols = _columns(conn, table)
+        out[table] = (cols, conn.execute(f"SELECT * FROM {table} ORDER BY rowid").fetchall())
+    return out
+
+
+def _at_version(path: Path, version: int) -> sqlite3.Connection:
+    """A raw connection on a file holding the schema at ``version`` with rows in it."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    migrate(conn, target=version)
+    if version >= 1:
+        fill(conn)
+    return conn
+
+
+def test_registry_is_ordered_and_keeps_the_shipped_versions() -> None:
+    assert [m.version for m in MIGRATIONS] == list(range(1, len(MIGRATIONS) + 1))
+    assert newest_version() == MIGRATIONS[-1].version
+    # versions 1 and 2 keep the names earlier workspaces have recorded
+    assert [(m.version, m.name) for m in MIGRATIONS[:2]] == [
+        (v, n) for v, n, _ in EARLIER_MIGRATIONS
+    ]
+    assert all(callable(m.apply) for m in MIGRATIONS)
+
+
+def test_migrations_1_and_2_have_the_effect_of_the_shipped_sql(tmp_path: Path) -> None:
+    new = sqlite3.connect(tmp_path / "new.sqlite", isolation_level=None)
+    migrate(new, target=2)
+    old = sqlite3.connect(tmp_path / "old.sqlite", isolation_level=None)
+    old.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations ("
+        "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+    )
+    for _, _, sql in EARLIER_MIGRATIONS:
+        for statement in sql.split(";"):
+            if statement.strip():
+                old.execute(statement)
+    assert _schema(new) == _schema(old) != []
+    new.close()
+    old.close()
+
+
+def _expect_1(before: sqlite3.Connection, after: sqlite3.Connection) -> None:
+    tables = {r[0] for r in after.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert tables >= TIAP_TABLES
+    assert "settings_hash" not in _columns(after, "labels")
+
+
+def _expect_2(before: sqlite3.Connection, after: sqlite3.Connection) -> None:
+    assert "settings_hash" not in _columns(before, "labels")
+    assert _columns(after, "labels")[-1] == "settings_hash"
+    assert (
+        after.execute("SELECT COUNT(*) FROM labels WHERE settings_hash IS NULL").fetchone()[0] == 2
+    )
+
+
+def _expect_3(before: sqlite3.Connection, after: sqlite3.Connection) -> None:
+    assert "labels_rater_kind" not in _indexes(before)
+    assert "labels_rater_kind" in _indexes(after)
+    plan = after.execute(
+        "EXPLAIN QUERY PLAN SELECT 1 FROM labels WHERE rater = 'x' AND rater_kind = 'judge'"
+    ).fetchall()
+    assert "labels_rater_kind" in " ".join(str(r[-1]) for r in plan)
+
+
+EXPECT: dict[int, Callable[[sqlite3.Connection, sqlite3.Connection], None]] = {
+    1: _expect_1,
+    2: _expect_2,
+    3: _expect_3,
+}
+
+
+def test_every_migration_has_its_test() -> None:
+    assert set(EXPECT) == {m.version for m in MIGRATIONS}
+
+
+@pytest.mark.parametrize("version", [m.version for m in MIGRATIONS])
+def test_each_migration_from_the_previous_schema_with_data(tmp_path: Path, version: int) -> None:
+    import shutil
+
+    path = tmp_path / "w.sqlite"
+    conn = _at_version(path, version - 1)
+    before_rows = _snapshot(conn) if version > 1 else {}
+    conn.close()
+    shutil.copyfile(path, tmp_path / "before.sqlite")
+    before = sqlite3.connect(tmp_path / "before.sqlite")
+
+    after = sqlite3.connect(path, isolation_level=None)
+    after.execute("BEGIN IMMEDIATE")
+    assert migrate(after, target=version) == [version]
+    after.execute("COMMIT")
+    assert recorded_versions(after) == set(range(1, version + 1))
+    EXPECT[version](before, after)
+    # the data is kept: every row, in every column the table had before
+    for table, (cols, rows) in before_rows.items():
+        kept = after.execute(f"SELECT {', '.join(cols)} FROM {table} ORDER BY rowid").fetchall()
+        assert kept == rows, table
+        assert rows, table  # there was data to keep
+    before.close()
+    after.close()
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_earlier_workspace_opens_unchanged_and_is_marked(tmp_path: Path, version: int) -> None:
+    path = tmp_path / "w.sqlite"
+    make_earlier_workspace(path, version)
+    raw = sqlite3.connect(path)
+    recorded = raw.execute("SELECT * FROM schema_migrations ORDER BY version").fetchall()
+    before = _snapshot(raw)
+    assert raw.execute("PRAGMA application_id").fetchone()[0] == 0
+    raw.close()
+
+    with Workspace(path) as ws:
+        assert ws.case_ids() == ["c1", "c2"]
+        assert ws.case("c1").evidence[0].speaker == "A"
+        assert ws.case("c1").metadata == {"x": None}
+        assert ws.subset_params("val") == {"kind": "validation", "n": 2}
+        assert ws.overlap_ids("val") == ["c1"]
+        assert {(r.rater, r.label) for r in ws.latest_labels()} == {
+            ("ann", "partial"),
+            ("judge-a", "supports"),
+        }
+        assert ws.events("cases.extract")[0]["added"] == 2
+        call = ws.model_call("h1")
+        assert call is not None
+        assert call.response == {"content": "x"}
+        assert ws.file_marks() == {
+            "application_id": APPLICATION_ID,
+            "user_version": newest_version(),
+        }
+        assert ws.schema_version() == newest_version()
+
+    raw = sqlite3.connect(path)
+    again = raw.execute("SELECT * FROM schema_migrations ORDER BY version").fetchall()
+    assert again[: len(recorded)] == recorded  # the earlier records, untouched
+    assert [r[0] for r in again] == [m.version for m in MIGRATIONS]
+    for table, (cols, rows) in before.items():
+        assert (
+            raw.execute(f"SELECT {', '.join(cols)} FROM {table} ORDER BY rowid").fetchall() == rows
+        )
+    assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    raw.close()
+
+
+def test_new_workspace_is_marked_at_creation(tmp_path: Path) -> None:
+    path = tmp_path / "w.sqlite"
+    Workspace(path).close()
+    header = path.read_bytes()[:100]
+    assert int.from_bytes(header[68:72], "big") == APPLICATION_ID == 0x54494150
+    assert int.from_bytes(header[60:64], "big") == newest_version()
+
+
+def test_a_newer_user_version_is_refused_read_only_or_not(tmp_path: Path) -> None:
+    path = tmp_path / "w.sqlite"
+    Workspace(path).close()
+    raw = sqlite3.connect(path)
+    raw.execute(f"PRAGMA user_version = {newest_version() + 5}")
+    raw.close()
+    future = newest_version() + 5
+    for opener in (Workspace, Workspace.open_readonly):
+        with pytest.raises(TiapError, match=f"schema version {future} is newer than this tiap"):
+            opener(path)
