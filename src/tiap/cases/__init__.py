@@ -1,6 +1,16 @@
-"""Contested cases: extraction, stratified sampling, and the workspace (SQLite)."""
+"""Contested cases: extraction, stratified sampling, and the workspace (SQLite).
 
-from tiap.cases.models import Case, EvidenceItem, LabelRecord, rank_bucket
+Only this package issues SQL: every query is a method of :class:`Workspace`."""
+
+from tiap.cases.models import Case, EvidenceItem, LabelMark, LabelRecord, ModelCall, rank_bucket
 from tiap.cases.workspace import Workspace
 
-__all__ = ["Case", "EvidenceItem", "LabelRecord", "Workspace", "rank_bucket"]
+__all__ = [
+    "Case",
+    "EvidenceItem",
+    "LabelMark",
+    "LabelRecord",
+    "ModelCall",
+    "Workspace",
+    "rank_bucket",
+]
