@@ -257,7 +257,8 @@ def main() -> None:
         import_s = time.perf_counter() - t0
 
         with Workspace(db) as ws:
-            plan = plan_run(ws, panel, rubric)
+            # every case, with no agreement report behind it: past the scale gate (recorded)
+            plan = plan_run(ws, panel, rubric, force=True)
             calls = sum(len(jp.to_call) for jp in plan.judges)
             workers = pool_size(plan, args.workers)
             server0 = process_cpu_s(server.pid)
@@ -278,7 +279,7 @@ def main() -> None:
         con.close()
         with Workspace(cached_db) as ws:
             c_cpu0, c_wall0 = time.process_time(), time.perf_counter()
-            cached = run_panel(ws, panel, rubric)
+            cached = run_panel(ws, panel, rubric, force=True)
             c_wall = time.perf_counter() - c_wall0
             c_cpu = time.process_time() - c_cpu0
         if cached.cache_hits != calls or cached.calls != 0:

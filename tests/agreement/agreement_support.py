@@ -13,6 +13,9 @@ from tiap.rubric import Rubric, load_rubric
 
 INVALID, MISSING = -1, -2
 
+#: The request-settings hash judge labels carry by default (an opaque sha256).
+SETTINGS = "5e" * 32
+
 
 def random_codes(seed: int, n: int, m: int, k: int, missing: float) -> np.ndarray:
     """Raters who copy a latent label 70% of the time, with invalid and missing holes."""
@@ -54,8 +57,10 @@ def add_labels(
     rubric: Rubric | None = None,
     panel: str | None = "panel-a",
     case_ids: Iterable[str] | None = None,
+    settings_hash: str | None = SETTINGS,
 ) -> None:
-    """One label per case (``None``: invalid output); skip a case by passing ``"-"``."""
+    """One label per case (``None``: invalid output); skip a case by passing ``"-"``.
+    Judge labels carry ``settings_hash`` (``None``: none, as before tiap kept it)."""
     rub = rubric or load_rubric("contested-credit")
     ids = list(case_ids) if case_ids is not None else ws.case_ids()
     records = [
@@ -69,6 +74,7 @@ def add_labels(
             rubric_hash=rub.content_hash,
             panel=panel if kind == "judge" else None,
             model=f"provider/{rater}" if kind == "judge" else None,
+            settings_hash=settings_hash if kind == "judge" else None,
         )
         for cid, lab in zip(ids, labels, strict=True)
         if lab != "-"

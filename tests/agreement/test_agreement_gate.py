@@ -1,12 +1,13 @@
 """The scale gate: verdict, recording on validation subsets only, and
-check_scale_gate as the judge command uses it."""
+check_scale_gate as judging uses it."""
 
 from __future__ import annotations
 
-from agreement_support import add_labels, make_case
+from agreement_support import SETTINGS, add_labels, make_case
 
-from tiap.agreement import check_scale_gate, compute_report, labels_from_workspace, record_gate
+from tiap.agreement import compute_report, labels_from_workspace, record_gate
 from tiap.cases.workspace import Workspace
+from tiap.judge import JudgeIdentity, check_scale_gate
 from tiap.rubric import Rubric, load_rubric
 
 S, P, D = "supports", "partial", "does_not_support"
@@ -51,11 +52,21 @@ def test_pass_is_recorded_and_checked(workspace: Workspace, rubric: Rubric) -> N
     assert payload["failures"] == []
     assert payload["figures"]["fleiss_n"] == 12
     models = {f"judge-{j}": f"provider/judge-{j}" for j in range(5)}
-    assert payload["judge_models"] == {j: [m] for j, m in models.items()}
+    assert {j["name"]: j["models"] for j in payload["judges"]} == {
+        j: [m] for j, m in models.items()
+    }
+    assert {j["name"]: j["settings_hashes"] for j in payload["judges"]} == {
+        j: [SETTINGS] for j in models
+    }
 
     def check(judges: dict[str, str] | None, panel: str = "panel-a"):
+        identity = (
+            {j: JudgeIdentity(m, SETTINGS) for j, m in judges.items()}
+            if judges is not None
+            else None
+        )
         return check_scale_gate(
-            workspace, panel=panel, rubric_hash=rubric.content_hash, judges=judges
+            workspace, panel=panel, rubric_hash=rubric.content_hash, judges=identity
         )
 
     # the panel as it is now: the same judges and models pass ...
@@ -126,11 +137,19 @@ def test_failing_figures_are_named_and_latest_report_wins(
 
 def test_judge_kappa_threshold(workspace: Workspace, rubric: Rubric) -> None:
     panel_of_five(workspace)
-    add_labels(workspace, "alice", TRUTH, kind="human")
-    rep, _ = gate_report(workspace, rubric, min_judge_kappa=1.01)
+    # alice differs from every judge on one case: each judge's kappa against her is
+    # the same, below 1
+    add_labels(workspace, "alice", [D, *TRUTH[1:]], kind="human")
+    rep, _ = gate_report(workspace, rubric, min_judge_kappa=0.99)
     assert rep.gate.status == "FAIL"
     assert len(rep.gate.failures) == 5
-    assert all("vs the human reference 1.000 < 1.01" in f for f in rep.gate.failures)
+    (kappa,) = set(rep.gate.figures.judge_kappa.values())
+    assert kappa is not None
+    assert 0.5 < kappa < 0.99
+    assert all(f"vs the human reference {kappa:.3f} < 0.99" in f for f in rep.gate.failures)
+    # the same figures pass at a threshold they reach
+    rep, _ = gate_report(workspace, rubric, min_judge_kappa=round(kappa - 0.001, 3))
+    assert rep.gate.passed
 
 
 def test_without_humans_only_fleiss_counts(workspace: Workspace, rubric: Rubric) -> None:

@@ -119,7 +119,10 @@ def test_dry_run_figures(make_workspace, loopback, write_panel, key_env) -> None
         # calls answer them)
         run_panel(ws, panel.model_copy(update={"judges": [panel.judges[1]]}), rubric, subset="val")
         execute(db, "DELETE FROM labels")
-        sent = {p.case.case_id: p.request_hash for p in plan_run(ws, panel, rubric).judges[0].pairs}
+        sent = {
+            p.case.case_id: p.request_hash
+            for p in plan_run(ws, panel, rubric, subset="val").judges[0].pairs
+        }
         ws.add_labels(
             LabelRecord(
                 case_id=f"c{i:04d}",

@@ -11,7 +11,9 @@ import pytest
 from judge_support import KEY_ENV, SECRET, TIAP, make_case, rows, tiap_env
 
 from tiap.cases import Workspace
+from tiap.cases.events import GatedJudge, GateEvent, GateFigures, GateThresholds, record_event
 from tiap.cli import main
+from tiap.judge import load_panel, panel_identity
 from tiap.judge.loopback import LoopbackServer
 from tiap.rubric import load_rubric
 
@@ -42,27 +44,40 @@ def cli_error(capsys, *args: str) -> str:
 
 def gate_event(
     ws: Workspace,
-    panel: str,
+    panel_file: Path,
     passed: bool,
     failures: list[str],
-    judge_models: dict[str, list[str]] | None = None,
+    judges: tuple[str, ...] = ("judge-a",),
 ) -> None:
+    """A gate event as the agreement report records it, for ``judges`` of the panel in
+    ``panel_file`` as they are (models and request settings)."""
     rubric = load_rubric()
-    models = judge_models if judge_models is not None else {"judge-a": ["openai/gpt-4o-mini"]}
-    ws.record_event(
-        "gate",
-        {
-            "subset": "val",
-            "panel": panel,
-            "judges": sorted(models),
-            "judge_models": models,
-            "rubric_id": rubric.id,
-            "rubric_hash": rubric.content_hash,
-            "passed": passed,
-            "failures": failures,
-            "figures": {},
-            "thresholds": {},
-        },
+    panel = load_panel(panel_file)
+    identity = panel_identity(panel, rubric)
+    record_event(
+        ws,
+        GateEvent(
+            subset="val",
+            panel=panel.name,
+            rubric_id=rubric.id,
+            rubric_hash=rubric.content_hash,
+            judges=[
+                GatedJudge(
+                    name=j, models=[identity[j].model], settings_hashes=[identity[j].settings_hash]
+                )
+                for j in judges
+            ],
+            thresholds=GateThresholds(min_fleiss=0.8, min_judge_kappa=0.6),
+            figures=GateFigures(
+                scale="binary",
+                fleiss_kappa=0.9 if passed else 0.412,
+                fleiss_n=3,
+                judge_kappa={},
+                judge_n={},
+            ),
+            passed=passed,
+            failures=failures,
+        ),
     )
 
 
@@ -80,7 +95,7 @@ def test_gate_refuses_beyond_the_validation_subset(
 
     # a failed gate: the failing figures are named
     with Workspace(db) as ws:
-        gate_event(ws, "loop", False, ["binary Fleiss' kappa over the judges 0.412 < 0.80 (n=3)"])
+        gate_event(ws, panel, False, ["binary Fleiss' kappa over the judges 0.412 < 0.80 (n=3)"])
     line = cli_error(capsys, *base)
     assert "0.412 < 0.80" in line
     assert loopback.count == 0
@@ -111,7 +126,7 @@ def test_gate_passed_or_validation_subset_needs_no_force(
 
     with Workspace(db) as ws:
         ws.add_cases([make_case(9)])
-        gate_event(ws, "loop", True, [])
+        gate_event(ws, panel, True, [])
     code, out, err = run_cli(capsys, *base)
     assert code == 0, err
     summary = json.loads(out)
@@ -127,9 +142,9 @@ def test_a_passed_gate_covers_only_the_judges_and_models_it_saw(
     db = make_workspace(2)
     base = ("judge", "run", "--db", str(db), "--no-progress", "--json")
     # the gate passed on judge-a alone (say, a report with --raters judge-a)
-    with Workspace(db) as ws:
-        gate_event(ws, "loop", True, [])
     two = write_panel(loopback.url, "two.toml", judges=("judge-a", "judge-b"))
+    with Workspace(db) as ws:
+        gate_event(ws, two, True, [])
     line = cli_error(capsys, *base, "--panel", str(two))
     assert "judge judge-b was not among the raters of the gated report" in line
     # under another panel name, the refusal still says how the panel differs

@@ -1,5 +1,6 @@
 """Agreement among raters: majority votes, kappas, alpha, confusion against a
-human reference, prevalence, reports and the scale gate.
+human reference, prevalence, reports and the scale gate's verdict (judging
+enforces it: :mod:`tiap.judge.gate`).
 
 Names are imported lazily, so ``import tiap.agreement`` costs nothing until a
 function is used.
@@ -13,41 +14,39 @@ from typing import TYPE_CHECKING, Any
 _EXPORTS = {
     "AgreementReport": "tiap.agreement.models",
     "CaseMeta": "tiap.agreement.table",
-    "GateCheck": "tiap.agreement.gate",
     "LabelEntry": "tiap.agreement.table",
     "LabelTable": "tiap.agreement.table",
     "MajorityVote": "tiap.agreement.votes",
     "RaterInfo": "tiap.agreement.table",
-    "check_scale_gate": "tiap.agreement.gate",
     "compute_report": "tiap.agreement.compute",
     "labels_from_file": "tiap.agreement.files",
     "labels_from_workspace": "tiap.agreement.table",
     "majority_votes": "tiap.agreement.votes",
     "record_gate": "tiap.agreement.gate",
     "write_report": "tiap.agreement.write",
+    "write_report_and_record_gate": "tiap.agreement.write",
 }
 
 __all__ = [
     "AgreementReport",
     "CaseMeta",
-    "GateCheck",
     "LabelEntry",
     "LabelTable",
     "MajorityVote",
     "RaterInfo",
-    "check_scale_gate",
     "compute_report",
     "labels_from_file",
     "labels_from_workspace",
     "majority_votes",
     "record_gate",
     "write_report",
+    "write_report_and_record_gate",
 ]
 
 if TYPE_CHECKING:
     from tiap.agreement.compute import compute_report
     from tiap.agreement.files import labels_from_file
-    from tiap.agreement.gate import GateCheck, check_scale_gate, record_gate
+    from tiap.agreement.gate import record_gate
     from tiap.agreement.models import AgreementReport
     from tiap.agreement.table import (
         CaseMeta,
@@ -57,7 +56,7 @@ if TYPE_CHECKING:
         labels_from_workspace,
     )
     from tiap.agreement.votes import MajorityVote, majority_votes
-    from tiap.agreement.write import write_report
+    from tiap.agreement.write import write_report, write_report_and_record_gate
 
 
 def __getattr__(name: str) -> Any:

@@ -9,6 +9,7 @@ import numpy as np
 from tiap.agreement import stats as st
 from tiap.agreement.bootstrap import CONFIDENCE, Estimate, bootstrap_weights, evaluate
 from tiap.agreement.gate import GateInputs, evaluate_gate
+from tiap.agreement.limits import check_kappa_threshold, check_quorum, check_resamples, check_seed
 from tiap.agreement.models import (
     AgreementReport,
     BootstrapInfo,
@@ -31,7 +32,6 @@ from tiap.agreement.scope import categories_for, resolve_raters
 from tiap.agreement.table import ABSENT, INVALID, LabelTable
 from tiap.agreement.votes import VoteArrays, default_quorum, default_voters, distribution, vote
 from tiap.cases.vocab import JUDGE
-from tiap.errors import TiapError
 from tiap.rubric import Rubric
 
 DEFAULT_RESAMPLES = 1000
@@ -92,8 +92,12 @@ def compute_report(
     ``quorum``: see :mod:`tiap.agreement.votes`. Bootstrap intervals resample
     cases ``resamples`` times from ``seed`` (0 resamples: no intervals).
     """
-    if resamples < 0:
-        raise TiapError(f"resamples must be 0 or more (got {resamples})")
+    check_kappa_threshold("min_fleiss", min_fleiss)
+    check_kappa_threshold("min_judge_kappa", min_judge_kappa)
+    check_resamples("resamples", resamples)
+    check_seed("seed", seed)
+    if quorum is not None:
+        check_quorum("quorum", quorum)
     cats, bin_cats, bin_map = categories_for(table, rubric)
     left_out = _other_rubric_raters(table, rubric, cats, raters, voters, reference)
     if left_out:
@@ -108,7 +112,11 @@ def compute_report(
         if voters is not None
         else default_voters(table, included)
     )
-    q = quorum if quorum is not None else default_quorum(len(vote_raters))
+    q = (
+        check_quorum("quorum", quorum, len(vote_raters))
+        if quorum is not None
+        else default_quorum(len(vote_raters))
+    )
     vote_idx = [names.index(r) for r in vote_raters]
 
     scales = [
@@ -134,24 +142,8 @@ def compute_report(
 
     fleiss = {s.name: _figure(est[f"fleiss.{s.name}"]) for s in scales}
     vs_ref = _vs_reference(scales, est, ref, ref_reason, compared)
-    gate_scale = scales[-1]
     gate = evaluate_gate(
-        GateInputs(
-            table=table,
-            rubric=rubric,
-            judges=judges,
-            scale=gate_scale.name,  # type: ignore[arg-type]
-            fleiss=_figure(est[f"gate.fleiss.{gate_scale.name}"]) if judges else None,
-            judge_kappa={
-                v.rater: (v.binary if v.binary is not None else v.labels).kappa
-                for v in vs_ref.raters
-                if v.rater in judges
-            }
-            if vs_ref.available
-            else None,
-            min_fleiss=min_fleiss,
-            min_judge_kappa=min_judge_kappa,
-        )
+        _gate_inputs(table, rubric, scales[-1], judges, est, vs_ref, min_fleiss, min_judge_kappa)
     )
     return AgreementReport(
         source=SourceInfo(
@@ -182,7 +174,39 @@ def compute_report(
         vs_reference=vs_ref,
         gate=gate,
         bootstrap=BootstrapInfo(resamples=resamples, seed=seed, confidence=CONFIDENCE),
-        notes=_notes(table, rubric, included, scales, ref, (q, len(vote_raters)), left_out),
+        notes=_notes(table, rubric, included, scales, ref, left_out),
+    )
+
+
+def _gate_inputs(
+    table: LabelTable,
+    rubric: Rubric | None,
+    scale: _Scale,
+    judges: list[str],
+    est: dict[str, Estimate],
+    vs_ref: VsReference,
+    min_fleiss: float,
+    min_judge_kappa: float,
+) -> GateInputs:
+    """What the verdict is reached from, on ``scale`` (the binary collapse when the
+    rubric has one): Fleiss' kappa over the judges and each judge's kappa against the
+    human reference."""
+    judge_kappa = None
+    if vs_ref.available:
+        judge_kappa = {
+            v.rater: (v.binary if v.binary is not None else v.labels).kappa
+            for v in vs_ref.raters
+            if v.rater in judges
+        }
+    return GateInputs(
+        table=table,
+        rubric=rubric,
+        judges=judges,
+        scale="binary" if scale.name == "binary" else "labels",
+        fleiss=_figure(est[f"gate.fleiss.{scale.name}"]) if judges else None,
+        judge_kappa=judge_kappa,
+        min_fleiss=min_fleiss,
+        min_judge_kappa=min_judge_kappa,
     )
 
 
@@ -390,7 +414,6 @@ def _notes(
     included: list[str],
     scales: list[_Scale],
     ref: Reference | None,
-    quorum_voters: tuple[int, int],
     left_out: list[str],
 ) -> list[str]:
     notes = []
@@ -399,9 +422,6 @@ def _notes(
             f"left out rater(s) {', '.join(left_out)}: their labels are not labels of rubric "
             f"{rubric.id} (made under another rubric)"
         )
-    quorum, n_voters = quorum_voters
-    if quorum > n_voters:
-        notes.append(f"quorum {quorum} exceeds the {n_voters} voters: no case can have a majority")
     lab = scales[0]
     for r in included:
         if not (lab.column(r) >= 0).any():

@@ -1,4 +1,4 @@
-"""The scale gate: may a judge panel label every case?
+"""The scale gate's verdict: may a judge panel label every case?
 
 The gate passes when, on the validation subset,
 
@@ -8,25 +8,39 @@ The gate passes when, on the validation subset,
 - when there is a human reference, every judge's Cohen's kappa against it on
   the same scale is at least ``min_judge_kappa`` (default 0.60).
 
-An undefined figure fails. Every report shows the verdict, but only a report
-on a workspace subset of kind ``validation`` *applies* it: that report records
-a ``gate`` event (panel, rubric hash, verdict, failures, figures) in the
-workspace. Reports on all cases, on other subsets or on a labels file record
-nothing. :func:`check_scale_gate` reads the latest gate event for a panel and
-rubric hash; ``tiap judge run`` uses it before labelling cases outside the
-validation subset.
+An undefined figure fails. Thresholds are finite kappas, in [-1, 1]. Every
+report shows the verdict, but only a report on a workspace subset of kind
+``validation`` *applies* it: :func:`record_gate` then records a typed
+:class:`~tiap.cases.events.GateEvent` (panel, rubric, the judges with the models
+and request settings their labels came from, thresholds, figures, verdict and the
+written report) in the workspace, after the report is written
+(:func:`tiap.agreement.write.write_report_and_record_gate`). Reports on all
+cases, on other subsets or on a labels file record nothing.
+
+Judging enforces the verdict: see :mod:`tiap.judge.gate`.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
-from pydantic import BaseModel, ConfigDict
-
-from tiap.agreement.models import Figure, Gate, GateFigures
-from tiap.agreement.table import LabelTable
+from tiap.agreement.models import Figure, Gate
+from tiap.agreement.table import LabelTable, RaterInfo
+from tiap.cases.events import (
+    VALIDATION_KIND,
+    GatedJudge,
+    GateEvent,
+    GateFigures,
+    GateThresholds,
+    ReportRef,
+    ScaleName,
+    check_kappa_threshold,
+    record_event,
+)
 from tiap.errors import TiapError
 from tiap.rubric import Rubric
 
@@ -34,94 +48,101 @@ if TYPE_CHECKING:
     from tiap.agreement.models import AgreementReport
     from tiap.cases.workspace import Workspace
 
-GATE_EVENT = "gate"
-FORCE_EVENT = "gate_force"
-VALIDATION_KIND = "validation"
-
 
 @dataclass(frozen=True)
 class GateInputs:
+    """What the verdict is reached from. The thresholds are checked here too (finite
+    kappas in [-1, 1]), wherever the inputs come from."""
+
     table: LabelTable
     rubric: Rubric | None
     judges: list[str]
-    scale: Literal["binary", "labels"]
+    scale: ScaleName
     fleiss: Figure | None
     judge_kappa: dict[str, Figure] | None  # None: no human reference
     min_fleiss: float
     min_judge_kappa: float
+
+    def __post_init__(self) -> None:
+        check_kappa_threshold("min_fleiss", self.min_fleiss)
+        check_kappa_threshold("min_judge_kappa", self.min_judge_kappa)
+
+
+class _Identity(NamedTuple):
+    """Whom the verdict is about: the panel the judges' labels name and the rubric."""
+
+    panel: str | None
+    rubric_id: str | None
+    rubric_hash: str | None
+    #: every rubric hash the judges' labels carry (more than one: not applied)
+    rubric_hashes: frozenset[str]
+
+
+def _scale_word(g: GateInputs) -> str:
+    return "binary " if g.scale == "binary" else ""
+
+
+def _fleiss_failures(g: GateInputs) -> list[str]:
+    """Step 1: Fleiss' kappa over the judges, against ``min_fleiss``."""
+    word = _scale_word(g)
+    if not g.judges:
+        return ["no judge among the included raters: the gate needs the panel's labels"]
+    if g.fleiss is None or g.fleiss.value is None:
+        why = g.fleiss.reason if g.fleiss else "no judges"
+        return [f"{word}Fleiss' kappa over the judges is undefined ({why})"]
+    if g.fleiss.value < g.min_fleiss:
+        return [
+            f"{word}Fleiss' kappa over the judges {g.fleiss.value:.3f} < {g.min_fleiss:.2f} "
+            f"(n={g.fleiss.n})"
+        ]
+    return []
+
+
+def _judge_kappas(g: GateInputs) -> dict[str, Figure]:
+    """Each judge's kappa against the human reference (none without a reference)."""
+    reference = g.judge_kappa or {}
+    return {j: reference[j] for j in g.judges if j in reference}
+
+
+def _judge_kappa_failures(g: GateInputs, kappas: Mapping[str, Figure]) -> list[str]:
+    """Step 2: each judge's kappa against the human reference, against
+    ``min_judge_kappa``."""
+    word = _scale_word(g)
+    out = []
+    for judge, f in kappas.items():
+        if f.value is None:
+            out.append(
+                f"{word}kappa of judge {judge} vs the human reference is undefined ({f.reason})"
+            )
+        elif f.value < g.min_judge_kappa:
+            out.append(
+                f"{word}kappa of judge {judge} vs the human reference {f.value:.3f} < "
+                f"{g.min_judge_kappa:.2f} (n={f.n})"
+            )
+    return out
 
 
 def _one_or_none(values: set[str]) -> str | None:
     return next(iter(values)) if len(values) == 1 else None
 
 
-def evaluate_gate(g: GateInputs) -> Gate:
-    """The verdict, its figures and whether it applies (see the module doc)."""
-    word = "binary " if g.scale == "binary" else ""
-    failures: list[str] = []
-    fleiss_value, fleiss_n = (g.fleiss.value, g.fleiss.n) if g.fleiss else (None, 0)
-    if not g.judges:
-        failures.append("no judge among the included raters: the gate needs the panel's labels")
-    elif g.fleiss is None or g.fleiss.value is None:
-        why = g.fleiss.reason if g.fleiss else "no judges"
-        failures.append(f"{word}Fleiss' kappa over the judges is undefined ({why})")
-    elif g.fleiss.value < g.min_fleiss:
-        failures.append(
-            f"{word}Fleiss' kappa over the judges {g.fleiss.value:.3f} < {g.min_fleiss:.2f} "
-            f"(n={g.fleiss.n})"
-        )
-    judge_kappa = {j: g.judge_kappa[j] for j in g.judges if j in (g.judge_kappa or {})}
-    for judge, f in judge_kappa.items():
-        if f.value is None:
-            failures.append(
-                f"{word}kappa of judge {judge} vs the human reference is undefined ({f.reason})"
-            )
-        elif f.value < g.min_judge_kappa:
-            failures.append(
-                f"{word}kappa of judge {judge} vs the human reference {f.value:.3f} < "
-                f"{g.min_judge_kappa:.2f} (n={f.n})"
-            )
-    infos = [g.table.rater(j) for j in g.judges]
+def _identity(g: GateInputs, infos: list[RaterInfo]) -> _Identity:
+    """Step 3: the panel and rubric the judges' labels name."""
     panels = sorted({p for i in infos for p in i.panels})
-    panel = "+".join(panels) if panels else None
     hashes = {h for i in infos for h in i.rubric_hashes}
     ids = {x for i in infos for x in i.rubric_ids}
     if not hashes and g.rubric is not None:
         hashes, ids = {g.rubric.content_hash}, ids or {g.rubric.id}
-    rubric_hash, rubric_id = _one_or_none(hashes), _one_or_none(ids)
-    note = _not_applied(g.table, bool(g.judges), panel, hashes)
-    applies = note is None
-    if applies:
-        note = f"recorded for panel {panel} and rubric {rubric_id or '?'} ({str(rubric_hash)[:12]})"
-    passed = not failures
-    return Gate(
-        status="PASS" if passed else "FAIL",
-        passed=passed,
-        applies=applies,
-        note=note,
-        min_fleiss=g.min_fleiss,
-        min_judge_kappa=g.min_judge_kappa,
-        judges=g.judges,
-        judge_models={i.name: i.models for i in infos},
-        panel=panel,
-        rubric_id=rubric_id,
-        rubric_hash=rubric_hash,
-        subset=g.table.subset,
-        figures=GateFigures(
-            scale=g.scale,
-            fleiss_kappa=fleiss_value,
-            fleiss_n=fleiss_n,
-            judge_kappa={j: f.value for j, f in judge_kappa.items()},
-            judge_n={j: f.n for j, f in judge_kappa.items()},
-        ),
-        failures=failures,
+    return _Identity(
+        panel="+".join(panels) if panels else None,
+        rubric_id=_one_or_none(ids),
+        rubric_hash=_one_or_none(hashes),
+        rubric_hashes=frozenset(hashes),
     )
 
 
-def _not_applied(
-    table: LabelTable, has_judges: bool, panel: str | None, hashes: set[str]
-) -> str | None:
-    """Why the verdict is not recorded, or ``None`` when it is."""
+def _not_applied(table: LabelTable, has_judges: bool, who: _Identity) -> str | None:
+    """Step 4: why the verdict is not recorded, or ``None`` when it is."""
     shown = "shown for information, not recorded"
     if table.source != "workspace":
         return f"labels not read from a workspace: the gate is {shown}"
@@ -134,146 +155,121 @@ def _not_applied(
         )
     if not has_judges:
         return f"no judge labels: the gate is {shown}"
-    if panel is None:
+    if who.panel is None:
         return f"the judges' labels name no panel: the gate is {shown}"
-    if not hashes:
+    if not who.rubric_hashes:
         return f"no rubric hash is known for the judges' labels: the gate is {shown}"
-    if len(hashes) > 1:
+    if len(who.rubric_hashes) > 1:
         return f"the judges' labels span several rubric versions: the gate is {shown}"
     return None
 
 
-def record_gate(ws: Workspace, report: AgreementReport) -> int | None:
-    """Record the report's gate as a workspace event when it applies; returns the
-    event id (``None`` when nothing was recorded)."""
+def _figures(g: GateInputs, kappas: Mapping[str, Figure]) -> GateFigures:
+    fleiss_value, fleiss_n = (g.fleiss.value, g.fleiss.n) if g.fleiss else (None, 0)
+    return GateFigures(
+        scale=g.scale,
+        fleiss_kappa=fleiss_value,
+        fleiss_n=fleiss_n,
+        judge_kappa={j: f.value for j, f in kappas.items()},
+        judge_n={j: f.n for j, f in kappas.items()},
+    )
+
+
+def evaluate_gate(g: GateInputs) -> Gate:
+    """The verdict, its figures and whether it applies (see the module doc)."""
+    kappas = _judge_kappas(g)
+    failures = _fleiss_failures(g) + _judge_kappa_failures(g, kappas)
+    infos = [g.table.rater(j) for j in g.judges]
+    who = _identity(g, infos)
+    note = _not_applied(g.table, bool(g.judges), who)
+    applies = note is None
+    if applies:
+        note = (
+            f"recorded for panel {who.panel} and rubric {who.rubric_id or '?'} "
+            f"({str(who.rubric_hash)[:12]})"
+        )
+    passed = not failures
+    return Gate(
+        status="PASS" if passed else "FAIL",
+        passed=passed,
+        applies=applies,
+        note=note,
+        min_fleiss=g.min_fleiss,
+        min_judge_kappa=g.min_judge_kappa,
+        judges=g.judges,
+        judge_models={i.name: i.models for i in infos},
+        judge_settings={i.name: i.settings_hashes for i in infos},
+        judge_settings_missing={
+            i.name: i.labels_without_settings for i in infos if i.labels_without_settings
+        },
+        panel=who.panel,
+        rubric_id=who.rubric_id,
+        rubric_hash=who.rubric_hash,
+        subset=g.table.subset,
+        figures=_figures(g, kappas),
+        failures=failures,
+    )
+
+
+# --------------------------------------------------------------------- recording
+
+
+def report_ref(out_dir: str | Path) -> ReportRef:
+    """The written report in ``out_dir``: its directory and the sha256 of its
+    ``report.json`` as it is on disk."""
+    out = Path(out_dir)
+    try:
+        data = (out / "report.json").read_bytes()
+    except OSError as exc:
+        raise TiapError(f"{out / 'report.json'}: cannot read the report ({exc.strerror})") from None
+    return ReportRef(
+        out_dir=str(out.resolve()), report_json_sha256=hashlib.sha256(data).hexdigest()
+    )
+
+
+def gate_event(report: AgreementReport, ref: ReportRef | None = None) -> GateEvent | None:
+    """The event of the report's verdict, or ``None`` when the verdict does not apply."""
     gate = report.gate
     if not gate.applies:
         return None
-    return ws.record_event(
-        GATE_EVENT,
-        {
-            "subset": gate.subset,
-            "panel": gate.panel,
-            "judges": gate.judges,
-            "judge_models": gate.judge_models,
-            "rubric_id": gate.rubric_id,
-            "rubric_hash": gate.rubric_hash,
-            "passed": gate.passed,
-            "failures": gate.failures,
-            "figures": gate.figures.model_dump(mode="json"),
-            "thresholds": {
-                "min_fleiss": gate.min_fleiss,
-                "min_judge_kappa": gate.min_judge_kappa,
-            },
-        },
-    )
-
-
-class GateCheck(BaseModel):
-    """Whether the scale gate has passed for a panel and rubric, and a message
-    for the user (the failing figures, or what to run)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    passed: bool
-    message: str
-    event: dict | None = None
-
-
-def _differences(event: dict, judges: Mapping[str, str]) -> list[str]:
-    """How the panel's judges (``name -> model``) differ from those the gate event
-    judged: the gate holds for the same judges with the same models, no more and no
-    fewer (its Fleiss' kappa is about that set). Empty: no difference."""
-    gated_models: dict[str, list[str]] = event.get("judge_models") or {}
-    gated = list(event.get("judges") or ())
-    out = []
-    for name, model in judges.items():
-        if name not in gated:
-            out.append(f"judge {name} was not among the raters of the gated report")
-        elif gated_models.get(name) and model not in gated_models[name]:
-            seen = ", ".join(gated_models[name])
-            out.append(f"judge {name} is now model {model}, the gate saw {seen}")
-    out += [
-        f"the gated report also had judge {name}, which this panel does not"
-        for name in gated
-        if name not in judges
-    ]
-    return out
-
-
-def _gate_events(ws: Workspace, rubric_hash: str) -> list[dict]:
-    """Recorded gate events for the rubric hash, oldest first."""
-    return [e for e in ws.events(GATE_EVENT) if e.get("rubric_hash") == rubric_hash]
-
-
-def _latest_for_panel(
-    events: list[dict], panel: str, judges: Mapping[str, str] | None
-) -> dict | None:
-    """The latest of ``events`` for the panel: by its name or, when ``judges`` (``name ->
-    model``) is given, by the same judges and models (a panel renamed since)."""
-    for event in reversed(events):
-        if event.get("panel") == panel or (judges is not None and not _differences(event, judges)):
-            return event
-    return None
-
-
-def latest_gate(
-    ws: Workspace, *, panel: str, rubric_hash: str, judges: Mapping[str, str] | None = None
-) -> dict | None:
-    """The latest recorded gate event for the rubric hash and the panel (see
-    :func:`_latest_for_panel`), or ``None``."""
-    return _latest_for_panel(_gate_events(ws, rubric_hash), panel, judges)
-
-
-def _validation_subset_hint(ws: Workspace) -> str:
-    names = [s for s in ws.subsets() if ws.subset_params(s).get("kind") == VALIDATION_KIND]
-    return names[0] if len(names) == 1 else "validation"
-
-
-def check_scale_gate(
-    ws: Workspace, *, panel: str, rubric_hash: str, judges: Mapping[str, str] | None = None
-) -> GateCheck:
-    """Has the latest agreement report for ``panel`` and ``rubric_hash`` on a
-    validation subset passed the gate, for exactly ``judges`` (``name -> model``: the
-    panel as it is now; ``None`` skips that check)?"""
-    events = _gate_events(ws, rubric_hash)
-    event = _latest_for_panel(events, panel, judges)
-    rubric = rubric_hash[:12]
-    if event is None:
-        message = (
-            f"no agreement report with a gate for panel {panel} and rubric {rubric} has "
-            f"been run: run tiap agreement report --db {ws.path} --subset "
-            f"{_validation_subset_hint(ws)} --out DIR"
-        )
-        if events and judges is not None:
-            message += (
-                f" (the latest gate for this rubric, for panel {events[-1].get('panel')}, "
-                f"does not hold for this panel: {'; '.join(_differences(events[-1], judges))})"
+    if gate.subset is None or gate.panel is None or gate.rubric_hash is None:
+        raise TiapError("the gate applies but names no subset, panel or rubric hash")
+    return GateEvent(
+        subset=gate.subset,
+        panel=gate.panel,
+        rubric_id=gate.rubric_id,
+        rubric_hash=gate.rubric_hash,
+        judges=[
+            GatedJudge(
+                name=j,
+                models=gate.judge_models.get(j, []),
+                settings_hashes=gate.judge_settings.get(j, []),
+                labels_without_settings=gate.judge_settings_missing.get(j, 0),
             )
-        return GateCheck(passed=False, message=message)
-    where = f"panel {event.get('panel')} and rubric {event.get('rubric_id') or '?'} ({rubric})"
-    when = f"subset {event.get('subset')}, report of {event.get('created_at')}"
-    differences = _differences(event, judges) if judges is not None else []
-    if event.get("passed") and differences:
-        return GateCheck(
-            passed=False,
-            message=(
-                f"the scale gate passed for {where} ({when}) but not for the panel as it is "
-                f"now: {'; '.join(differences)}; judge the validation subset with this panel "
-                "and run the agreement report again over all of its judges"
-            ),
-            event=event,
-        )
-    if event.get("passed"):
-        return GateCheck(
-            passed=True, message=f"scale gate passed for {where} ({when})", event=event
-        )
-    failures = "; ".join(event.get("failures") or ["unknown failure"])
-    return GateCheck(
-        passed=False,
-        message=f"scale gate failed for {where} ({when}): {failures}",
-        event=event,
+            for j in gate.judges
+        ],
+        thresholds=GateThresholds(min_fleiss=gate.min_fleiss, min_judge_kappa=gate.min_judge_kappa),
+        figures=gate.figures,
+        passed=gate.passed,
+        failures=gate.failures,
+        report=ref,
     )
+
+
+def record_gate(
+    ws: Workspace, report: AgreementReport, *, report_dir: str | Path | None = None
+) -> int | None:
+    """Record the report's verdict as a :class:`GateEvent` when it applies; returns
+    the event id (``None`` when nothing was recorded). ``report_dir``: where the
+    report was written (its ``report.json`` hash goes with the verdict); call this
+    only once the report is written, or use
+    :func:`tiap.agreement.write.write_report_and_record_gate`."""
+    ref = report_ref(report_dir) if report_dir is not None else None
+    event = gate_event(report, ref)
+    return record_event(ws, event) if event is not None else None
+
+
+# ------------------------------------------------------------------ compatibility
 
 
 def require_scale_gate(
@@ -285,33 +281,13 @@ def require_scale_gate(
     subset: str | None,
     force: bool,
 ) -> str | None:
-    """Refuse to judge beyond a validation subset unless the gate passed or ``force``.
+    """Compatibility for callers that check the gate before
+    :func:`tiap.judge.plan_run` instead of passing it ``force``: delegates to
+    :func:`tiap.judge.gate.require_gate_for_models` (judges as ``name -> model``; the
+    request settings are checked by ``plan_run`` itself). To be removed once every
+    caller uses ``plan_run(force=...)``."""
+    from tiap.judge.gate import require_gate_for_models
 
-    ``judges`` is the panel as it is now (``name -> model``). Judging a subset of
-    kind validation needs no gate. Otherwise a missing or failed gate, or one for
-    other judges or models, raises :class:`TiapError` naming the failing figures;
-    with ``force`` the decision is recorded as a ``gate_force`` event and a note
-    for the user is returned.
-    """
-    if subset is not None and ws.subset_params(subset).get("kind") == VALIDATION_KIND:
-        return None
-    result = check_scale_gate(ws, panel=panel, rubric_hash=rubric.content_hash, judges=judges)
-    if result.passed:
-        return None
-    if not force:
-        where = f"subset '{subset}'" if subset else "all cases"
-        raise TiapError(
-            f"{result.message}; judging {where} beyond a validation subset needs a passed "
-            f"scale gate for panel '{panel}' and rubric '{rubric.id}', or --force"
-        )
-    ws.record_event(
-        FORCE_EVENT,
-        {
-            "panel": panel,
-            "rubric_id": rubric.id,
-            "rubric_hash": rubric.content_hash,
-            "subset": subset,
-            "message": result.message,
-        },
+    return require_gate_for_models(
+        ws, panel=panel, judges=judges, rubric=rubric, subset=subset, force=force
     )
-    return f"scale gate not passed ({result.message}); going on because of --force (recorded)"

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tiap.cases.events import GateFigures
 from tiap.cases.vocab import RaterKind
 from tiap.errors import TiapError
 
@@ -132,14 +133,6 @@ class VsReference(_Model):
     majority: VsRater | None = None
 
 
-class GateFigures(_Model):
-    scale: Literal["binary", "labels"]
-    fleiss_kappa: float | None
-    fleiss_n: int
-    judge_kappa: dict[str, float | None]
-    judge_n: dict[str, int]
-
-
 class Gate(_Model):
     """The scale gate. ``applies`` only on a workspace subset of kind validation;
     elsewhere the verdict is shown for information and not recorded."""
@@ -152,6 +145,10 @@ class Gate(_Model):
     min_judge_kappa: float
     judges: list[str]
     judge_models: dict[str, list[str]] = Field(default_factory=dict)
+    #: judge -> the request-settings hashes of the labels the report used
+    judge_settings: dict[str, list[str]] = Field(default_factory=dict)
+    #: judge -> how many of those labels carry no settings hash (only judges with any)
+    judge_settings_missing: dict[str, int] = Field(default_factory=dict)
     panel: str | None
     rubric_id: str | None
     rubric_hash: str | None

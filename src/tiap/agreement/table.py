@@ -13,7 +13,7 @@ Tables come from a workspace (:func:`labels_from_workspace`) or a file
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -25,6 +25,7 @@ from tiap.errors import TiapError
 if TYPE_CHECKING:
     import pandas as pd
 
+    from tiap.cases.models import LabelRecord, RaterKind
     from tiap.cases.workspace import Workspace
 
 RaterKindOrNone = RaterKind | None
@@ -59,6 +60,10 @@ class RaterInfo(BaseModel):
     rubric_ids: list[str] = Field(default_factory=list)
     rubric_hashes: list[str] = Field(default_factory=list)
     models: list[str] = Field(default_factory=list)
+    #: request-settings hashes of a judge's labels (``tiap.judge.request.settings_hash``)
+    settings_hashes: list[str] = Field(default_factory=list)
+    #: a judge's labels that carry no settings hash (made before tiap kept it)
+    labels_without_settings: int = Field(default=0, ge=0)
 
 
 class LabelEntry(BaseModel):
@@ -190,6 +195,44 @@ class LabelTable(BaseModel):
         return pd.DataFrame(rows, columns=columns)
 
 
+class _RaterSources:
+    """Where one rater's labels came from, gathered over its label rows."""
+
+    def __init__(self, kind: RaterKind) -> None:
+        self.kind = kind
+        self.panels: set[str] = set()
+        self.rubric_ids: set[str] = set()
+        self.rubric_hashes: set[str] = set()
+        self.models: set[str] = set()
+        self.settings_hashes: set[str] = set()
+        self.labels_without_settings = 0
+
+    def add(self, rec: LabelRecord) -> None:
+        for values, value in (
+            (self.panels, rec.panel),
+            (self.rubric_ids, rec.rubric_id),
+            (self.rubric_hashes, rec.rubric_hash),
+            (self.models, rec.model),
+            (self.settings_hashes, rec.settings_hash),
+        ):
+            if value is not None:
+                values.add(value)
+        if rec.rater_kind == "judge" and rec.settings_hash is None:
+            self.labels_without_settings += 1
+
+    def info(self, name: str) -> RaterInfo:
+        return RaterInfo(
+            name=name,
+            kind=self.kind,
+            panels=sorted(self.panels),
+            rubric_ids=sorted(self.rubric_ids),
+            rubric_hashes=sorted(self.rubric_hashes),
+            models=sorted(self.models),
+            settings_hashes=sorted(self.settings_hashes),
+            labels_without_settings=self.labels_without_settings,
+        )
+
+
 def sort_raters(raters: Iterable[RaterInfo]) -> list[RaterInfo]:
     """Judges first, then humans, then raters of unknown kind; by name within each."""
     return sorted(raters, key=lambda r: (_KIND_ORDER[r.kind], r.name))
@@ -219,42 +262,16 @@ def labels_from_workspace(
                 f"{ws.path}: no labels by rater(s) {', '.join(missing)} (known: {known})"
             )
     records = ws.latest_labels(case_ids=[c.case_id for c in cases], raters=raters)
-    info: dict[str, dict[str, Any]] = {}
+    sources: dict[str, _RaterSources] = {}
     for rec in records:
-        d = info.setdefault(
-            rec.rater,
-            {
-                "kind": rec.rater_kind,
-                "panels": set(),
-                "rubric_ids": set(),
-                "rubric_hashes": set(),
-                "models": set(),
-            },
-        )
-        if d["kind"] != rec.rater_kind:
+        src = sources.setdefault(rec.rater, _RaterSources(rec.rater_kind))
+        if src.kind != rec.rater_kind:
             raise TiapError(
                 f"{ws.path}: rater '{rec.rater}' has labels both as judge and as human; "
                 "use distinct rater names"
             )
-        for key, value in (
-            ("panels", rec.panel),
-            ("rubric_ids", rec.rubric_id),
-            ("rubric_hashes", rec.rubric_hash),
-            ("models", rec.model),
-        ):
-            if value is not None:
-                d[key].add(value)
-    rater_infos = sort_raters(
-        RaterInfo(
-            name=name,
-            kind=d["kind"],
-            panels=sorted(d["panels"]),
-            rubric_ids=sorted(d["rubric_ids"]),
-            rubric_hashes=sorted(d["rubric_hashes"]),
-            models=sorted(d["models"]),
-        )
-        for name, d in info.items()
-    )
+        src.add(rec)
+    rater_infos = sort_raters(src.info(name) for name, src in sources.items())
     subset_kind = None
     if subset is not None:
         kind = ws.subset_params(subset).get("kind")

@@ -56,23 +56,37 @@ def report(
         "every rater but adjudicated).",
     ),
     quorum: int | None = typer.Option(
-        None, "--quorum", min=1, help="Minimum valid votes for a majority (default: voters//2+1)."
+        None,
+        "--quorum",
+        help="Minimum valid votes for a majority, 1 to the number of voters "
+        "(default: voters//2+1).",
     ),
     resamples: int = typer.Option(
-        1000, "--resamples", min=0, help="Bootstrap resamples (0: none)."
+        1000, "--resamples", help="Bootstrap resamples, 0 (none) to 1,000,000."
     ),
-    seed: int = typer.Option(1337, "--seed", help="Bootstrap seed."),
+    seed: int = typer.Option(1337, "--seed", help="Bootstrap seed, 0 to 2**63-1."),
     min_fleiss: float = typer.Option(
-        0.80, "--min-fleiss", help="Gate: minimum binary Fleiss' kappa over the judges."
+        0.80,
+        "--min-fleiss",
+        help="Gate: minimum binary Fleiss' kappa over the judges (a kappa, -1 to 1).",
     ),
     min_judge_kappa: float = typer.Option(
-        0.60, "--min-judge-kappa", help="Gate: minimum kappa of each judge vs the human reference."
+        0.60,
+        "--min-judge-kappa",
+        help="Gate: minimum kappa of each judge vs the human reference (-1 to 1).",
     ),
 ) -> None:
     """Every agreement figure (Fleiss, Cohen, Krippendorff, percent agreement, majority,
     prevalence, judge-vs-human) with bootstrap CIs, and the scale gate."""
-    from tiap.agreement import compute_report, labels_from_file, record_gate, write_report
+    from tiap.agreement import compute_report, labels_from_file, write_report_and_record_gate
     from tiap.agreement.fmt import summary_lines
+    from tiap.agreement.gate import record_gate
+    from tiap.agreement.limits import (
+        check_kappa_threshold,
+        check_quorum,
+        check_resamples,
+        check_seed,
+    )
     from tiap.agreement.rubrics import rubric_for_table
     from tiap.cases.workspace import Workspace
     from tiap.rubric import load_rubric
@@ -81,19 +95,22 @@ def report(
         raise TiapError("give exactly one of --db WORKSPACE or --labels FILE")
     if subset is not None and db is None:
         raise TiapError("--subset needs --db")
+    if quorum is not None:
+        check_quorum("--quorum", quorum)
     options = {
         "raters": _names(raters),
         "reference": reference,
         "quorum": quorum,
-        "resamples": resamples,
-        "seed": seed,
-        "min_fleiss": min_fleiss,
-        "min_judge_kappa": min_judge_kappa,
+        "resamples": check_resamples("--resamples", resamples),
+        "seed": check_seed("--seed", seed),
+        "min_fleiss": check_kappa_threshold("--min-fleiss", min_fleiss),
+        "min_judge_kappa": check_kappa_threshold("--min-judge-kappa", min_judge_kappa),
     }
-    recorded = None
+    gate_event: int | None = None
     if labels is not None:
         rub = load_rubric(rubric) if rubric is not None else None
         result = compute_report(labels_from_file(labels, rub), rub, **options)  # type: ignore[arg-type]
+        written = write_report_and_record_gate(result, out)
     else:
         from tiap.agreement import labels_from_workspace
 
@@ -101,15 +118,15 @@ def report(
             table = labels_from_workspace(ws, subset=subset)
             rub = load_rubric(rubric) if rubric is not None else rubric_for_table(table)
             result = compute_report(table, rub, **options)  # type: ignore[arg-type]
-        if result.gate.applies:  # the one write: recording the gate
+        written = write_report_and_record_gate(result, out)  # read-only: records nothing
+        if result.gate.applies:  # the one write: the verdict, once the report is written
             if Workspace.writable(db):  # type: ignore[arg-type]
                 with Workspace(db, create=False) as ws:  # type: ignore[arg-type]
-                    recorded = record_gate(ws, result)
+                    gate_event = record_gate(ws, result, report_dir=out)
             else:
                 typer.echo(f"tiap: warning: {db} is read-only: the gate was not recorded", err=True)
-    paths = write_report(result, out)
     for line in summary_lines(result):
         typer.echo(line)
-    if recorded is not None:
+    if gate_event is not None:
         typer.echo(f"gate recorded in {db}")
-    typer.echo("wrote " + ", ".join(str(p) for p in paths))
+    typer.echo("wrote " + ", ".join(str(p) for p in written.paths))

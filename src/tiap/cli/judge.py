@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,27 @@ def _print_dry_run(report: Any) -> None:
         f"calls: {report.calls}  cache hits: {report.cache_hits}  "
         f"estimated cost: {_money(report.est_cost_usd)} (at most {_money(report.max_cost_usd)})"
     )
+
+
+def _gate_json(gate: Any) -> dict[str, Any]:
+    """The dry run's ``gate``: whether the run would be refused, and why."""
+    check = gate.check
+    return {
+        "needed": check is not None,
+        "passed": None if check is None else check.passed,
+        "would_refuse": gate.refused and not gate.forced,
+        "forced": gate.forced,
+        "message": "a validation subset needs no scale gate" if check is None else check.message,
+    }
+
+
+def _gate_line(gate: Any) -> str:
+    info = _gate_json(gate)
+    if not info["needed"] or info["passed"]:
+        return f"scale gate: {info['message']}"
+    if info["forced"]:
+        return f"scale gate: not passed, the run would go on because of --force: {info['message']}"
+    return f"scale gate: the run would be refused (pass --force to go on): {info['message']}"
 
 
 def _print_summary(summary: Any) -> None:
@@ -158,28 +180,26 @@ def run(
     the_panel = load_panel(panel)
     the_rubric = load_rubric(rubric)
     with Workspace(db, create=False) as ws:
-        note = None
-        if not dry_run:
-            from tiap.agreement.gate import require_scale_gate
-
-            note = require_scale_gate(
-                ws,
-                panel=the_panel.name,
-                judges=the_panel.judge_models,
-                rubric=the_rubric,
-                subset=subset,
-                force=force,
-            )
-        plan = plan_run(ws, the_panel, the_rubric, subset=subset, retry_failed=retry_failed)
+        plan = plan_run(
+            ws,
+            the_panel,
+            the_rubric,
+            subset=subset,
+            retry_failed=retry_failed,
+            force=force,
+            enforce_gate=not dry_run,
+        )
         if dry_run:
             report = make_dry_run(plan)
             if as_json:
-                typer.echo(report.model_dump_json(indent=2))
+                data = {**report.model_dump(mode="json"), "gate": _gate_json(plan.gate)}
+                typer.echo(json.dumps(data, indent=2))
             else:
                 _print_dry_run(report)
+                typer.echo(_gate_line(plan.gate))
             return
-        if note:
-            typer.echo(f"tiap: warning: {note}", err=True)
+        if plan.gate_note:
+            typer.echo(f"tiap: warning: {plan.gate_note}", err=True)
         try:
             summary = run_with_progress(
                 ws, plan, max_cost=max_cost, workers=workers, progress=not no_progress

@@ -7,11 +7,24 @@ Python API::
     from tiap.rubric import load_rubric
 
     with Workspace("audit.db") as ws:
-        summary = run_panel(ws, load_panel("offline"), load_rubric("contested-credit"))
+        rubric = load_rubric("contested-credit")
+        run_panel(ws, load_panel("offline"), rubric, subset="validation")
+        # beyond the validation subset: after a passed gate (tiap agreement report),
+        # or with force=True, recorded
+        summary = run_panel(ws, load_panel("offline"), rubric)
 
 litellm is imported only when a model is actually called.
 """
 
+from tiap.judge.gate import (
+    GateCheck,
+    GateDecision,
+    JudgeIdentity,
+    check_scale_gate,
+    latest_gate,
+    panel_identity,
+    require_scale_gate,
+)
 from tiap.judge.panel import JudgeSpec, Panel, builtin_panels, load_panel, parse_panel
 from tiap.judge.plan import dry_run, plan_run
 from tiap.judge.runner import execute, run_panel
@@ -19,16 +32,23 @@ from tiap.judge.summary import DryRun, JudgeEstimate, JudgeTally, RunSummary
 
 __all__ = [
     "DryRun",
+    "GateCheck",
+    "GateDecision",
     "JudgeEstimate",
+    "JudgeIdentity",
     "JudgeSpec",
     "JudgeTally",
     "Panel",
     "RunSummary",
     "builtin_panels",
+    "check_scale_gate",
     "dry_run",
     "execute",
+    "latest_gate",
     "load_panel",
+    "panel_identity",
     "parse_panel",
     "plan_run",
+    "require_scale_gate",
     "run_panel",
 ]

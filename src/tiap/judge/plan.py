@@ -26,6 +26,7 @@ from tiap.cases import Case, Workspace
 from tiap.cases.vocab import JUDGE
 from tiap.errors import TiapError
 from tiap.judge.failures import TRANSPORT_REASONS
+from tiap.judge.gate import GateDecision, require_scale_gate
 from tiap.judge.panel import JudgeSpec, Panel
 from tiap.judge.pricing import CostPolicy, Price, cost_policy, judge_price
 from tiap.judge.request import (
@@ -81,6 +82,13 @@ class RunPlan:
     subset: str | None
     cases: int
     judges: list[JudgePlan]
+    #: the scale gate for this run (see :mod:`tiap.judge.gate`)
+    gate: GateDecision = field(default_factory=lambda: GateDecision(check=None))
+
+    @property
+    def gate_note(self) -> str | None:
+        """Set when the run goes past a gate that did not pass (``force``): tell the user."""
+        return self.gate.note
 
 
 def _existing(
@@ -112,8 +120,18 @@ def plan_run(
     *,
     subset: str | None = None,
     retry_failed: bool = False,
+    force: bool = False,
+    enforce_gate: bool = True,
 ) -> RunPlan:
-    """Which pairs need a label, and which of those the cache can answer."""
+    """Which pairs need a label, and which of those the cache can answer.
+
+    First the scale gate (:func:`tiap.judge.gate.require_scale_gate`): beyond a
+    validation subset a panel without a passed gate is refused (:class:`TiapError`
+    naming the failing figures) unless ``force``, which is recorded and leaves a
+    note on the plan (:attr:`RunPlan.gate_note`). ``enforce_gate=False`` only looks
+    at the gate (``plan.gate``), refusing and recording nothing: for dry runs.
+    """
+    gate = require_scale_gate(ws, panel, rubric, subset=subset, force=force, enforce=enforce_gate)
     cases = ws.cases(subset=subset)
     if not cases:
         where = f"subset '{subset}'" if subset else f"workspace {ws.path}"
@@ -149,7 +167,9 @@ def plan_run(
     for jp in plans:
         for p in jp.pairs:
             p.cached = cached.get(p.request_hash)
-    return RunPlan(panel=panel, rubric=rubric, subset=subset, cases=len(cases), judges=plans)
+    return RunPlan(
+        panel=panel, rubric=rubric, subset=subset, cases=len(cases), judges=plans, gate=gate
+    )
 
 
 def _missing_key(judge: JudgeSpec) -> str | None:

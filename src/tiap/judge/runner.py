@@ -388,7 +388,10 @@ def run_panel(
     retry_failed: bool = False,
     reporter: Reporter | None = None,
     workers: int | None = None,
+    force: bool = False,
 ) -> RunSummary:
-    """Plan and execute (the Python API of ``tiap judge run``)."""
-    plan = plan_run(ws, panel, rubric, subset=subset, retry_failed=retry_failed)
+    """Plan and execute (the Python API of ``tiap judge run``). Beyond a validation
+    subset the scale gate must have passed, or ``force`` (recorded): see
+    :func:`tiap.judge.plan.plan_run`."""
+    plan = plan_run(ws, panel, rubric, subset=subset, retry_failed=retry_failed, force=force)
     return asyncio.run(execute(ws, plan, max_cost=max_cost, reporter=reporter, workers=workers))

@@ -1,0 +1,288 @@
+"""Typed workspace events: the scale gate's verdict, and a decision to go past it.
+
+An event is a row of the workspace's ``events`` table: a kind, the time it was
+recorded and a JSON payload. The agreement report records a :class:`GateEvent`
+when its verdict applies (a validation subset); judging beyond that subset
+reads the latest one, and going on without a passed gate (``force``) records a
+:class:`GateForceEvent`. Both are written with :func:`record_event` and read
+with :func:`read_events` / :func:`events_newest_first`, on top of the
+workspace's ``record_event(kind, payload)`` and ``events(kind)``.
+
+Reading is strict: a payload that does not validate (a field missing or of the
+wrong type, a threshold that is not a finite kappa, a verdict ``passed`` that its
+own figures contradict) raises one :class:`~tiap.errors.TiapError` naming the
+workspace and the event. A bad record is never taken as a pass.
+
+Events recorded by earlier versions of tiap stay readable: their gate payloads
+name the judges as a list and their models in ``judge_models``, and say nothing
+about the request settings the labels came from; those read as
+``settings_hashes=None`` (unknown), which does not satisfy a check of the
+settings.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, model_validator
+
+from tiap.errors import TiapError
+from tiap.io import describe_validation_error
+
+if TYPE_CHECKING:
+    from tiap.cases.workspace import Workspace
+
+#: A kappa threshold lies in this closed interval (a kappa cannot exceed 1, and a
+#: threshold below -1 lets every figure pass).
+KAPPA_MIN, KAPPA_MAX = -1.0, 1.0
+
+ScaleName = Literal["binary", "labels"]
+
+
+class EventKind(StrEnum):
+    """The ``kind`` column of the workspace's events."""
+
+    GATE = "gate"
+    GATE_FORCE = "gate_force"
+
+
+def kappa_threshold_problem(value: object) -> str | None:
+    """Why ``value`` is not a usable kappa threshold, or ``None`` when it is."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return f"must be a number (got {value!r})"
+    if not math.isfinite(value):
+        return f"must be a finite number (got {value})"
+    if not KAPPA_MIN <= value <= KAPPA_MAX:
+        return f"must lie between {KAPPA_MIN:g} and {KAPPA_MAX:g}, as a kappa does (got {value})"
+    return None
+
+
+def check_kappa_threshold(name: str, value: float) -> float:
+    """``value`` when it is a finite number in [-1, 1]; otherwise a one-line
+    :class:`TiapError` naming ``name`` (an option or a parameter)."""
+    problem = kappa_threshold_problem(value)
+    if problem is not None:
+        raise TiapError(f"{name} {problem}")
+    return float(value)
+
+
+def _finite(value: float | None, what: str) -> float | None:
+    if value is not None and not math.isfinite(value):
+        raise ValueError(f"{what} must be finite or null (got {value})")
+    return value
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class GateThresholds(_Record):
+    """The thresholds a verdict was reached with."""
+
+    min_fleiss: float
+    min_judge_kappa: float
+
+    @model_validator(mode="after")
+    def _kappas(self) -> GateThresholds:
+        for name in ("min_fleiss", "min_judge_kappa"):
+            problem = kappa_threshold_problem(getattr(self, name))
+            if problem is not None:
+                raise ValueError(f"{name} {problem}")
+        return self
+
+
+class GateFigures(_Record):
+    """The figures of a verdict: Fleiss' kappa over the judges, and each judge's kappa
+    against the human reference (empty without one), on ``scale``."""
+
+    scale: ScaleName
+    fleiss_kappa: float | None
+    fleiss_n: int = Field(ge=0)
+    judge_kappa: dict[str, float | None]
+    judge_n: dict[str, int]
+
+    @model_validator(mode="after")
+    def _finite_figures(self) -> GateFigures:
+        _finite(self.fleiss_kappa, "fleiss_kappa")
+        for judge, value in self.judge_kappa.items():
+            _finite(value, f"judge_kappa of {judge}")
+        return self
+
+
+class GatedJudge(_Record):
+    """A judge as the gated report saw it: the models and the request settings
+    (:func:`tiap.judge.request.settings_hash`) its labels came from."""
+
+    name: str = Field(min_length=1)
+    models: list[str] = Field(default_factory=list)
+    #: ``None``: unknown (recorded by an earlier tiap, which did not say).
+    settings_hashes: list[str] | None = None
+    #: labels of the report that carry no settings hash (made before tiap kept it).
+    labels_without_settings: int = Field(default=0, ge=0)
+
+
+class ReportRef(_Record):
+    """The written report a verdict belongs to."""
+
+    out_dir: str
+    report_json_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+
+
+class WorkspaceEvent(_Record):
+    """Base of the typed events; ``created_at`` is the time the workspace recorded."""
+
+    KIND: ClassVar[EventKind]
+
+    created_at: str | None = None
+
+    def payload(self) -> dict[str, Any]:
+        """What :meth:`Workspace.record_event` stores (the time is the workspace's)."""
+        return self.model_dump(mode="json", exclude={"created_at"})
+
+
+class GateEvent(WorkspaceEvent):
+    """The scale gate's verdict of an agreement report on a validation subset."""
+
+    KIND: ClassVar[EventKind] = EventKind.GATE
+
+    subset: str = Field(min_length=1)
+    panel: str = Field(min_length=1)
+    rubric_id: str | None
+    rubric_hash: str = Field(min_length=1)
+    judges: list[GatedJudge]
+    thresholds: GateThresholds
+    figures: GateFigures
+    passed: StrictBool
+    failures: list[str]
+    report: ReportRef | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _earlier_format(cls, data: Any) -> Any:
+        """An earlier tiap wrote ``judges`` as names and ``judge_models`` beside them."""
+        if not isinstance(data, dict) or "judge_models" not in data:
+            return data
+        models, judges = data["judge_models"], data.get("judges")
+        if not (
+            isinstance(models, dict)
+            and isinstance(judges, list)
+            and all(isinstance(j, str) for j in judges)
+        ):
+            return data  # not the earlier format: validation names what is wrong
+        rest = {k: v for k, v in data.items() if k != "judge_models"}
+        rest["judges"] = [{"name": j, "models": models.get(j) or []} for j in judges]
+        return rest
+
+    @model_validator(mode="after")
+    def _consistent(self) -> GateEvent:
+        names = [j.name for j in self.judges]
+        if len(set(names)) != len(names):
+            raise ValueError("a judge is listed twice")
+        if self.passed == bool(self.failures):
+            raise ValueError(
+                "passed is true with failures listed"
+                if self.passed
+                else "passed is false and no failure is listed"
+            )
+        if self.passed:
+            self._figures_support_a_pass()
+        return self
+
+    def _figures_support_a_pass(self) -> None:
+        f, t = self.figures, self.thresholds
+        if not self.judges:
+            raise ValueError("passed is true with no judge")
+        if f.fleiss_kappa is None or f.fleiss_kappa < t.min_fleiss:
+            raise ValueError(
+                f"passed is true but Fleiss' kappa {f.fleiss_kappa} is not at least {t.min_fleiss}"
+            )
+        for judge, value in f.judge_kappa.items():
+            if value is None or value < t.min_judge_kappa:
+                raise ValueError(
+                    f"passed is true but judge {judge}'s kappa {value} is not at least "
+                    f"{t.min_judge_kappa}"
+                )
+
+    def judge(self, name: str) -> GatedJudge | None:
+        return next((j for j in self.judges if j.name == name), None)
+
+    @property
+    def judge_names(self) -> list[str]:
+        return [j.name for j in self.judges]
+
+
+class ForcedJudge(_Record):
+    """A judge of the panel that went past the gate, as it was then."""
+
+    name: str
+    model: str
+    settings_hash: str
+
+
+class GateForceEvent(WorkspaceEvent):
+    """Judging went on beyond a validation subset without a passed gate (``force``)."""
+
+    KIND: ClassVar[EventKind] = EventKind.GATE_FORCE
+
+    panel: str = Field(min_length=1)
+    rubric_id: str
+    rubric_hash: str = Field(min_length=1)
+    subset: str | None
+    #: why the gate did not let the run through
+    message: str
+    #: ``None`` in events of an earlier tiap
+    judges: list[ForcedJudge] | None = None
+
+
+E = TypeVar("E", bound=WorkspaceEvent)
+
+
+def record_event(ws: Workspace, event: WorkspaceEvent) -> int:
+    """Record ``event`` in the workspace; returns its id."""
+    return ws.record_event(event.KIND.value, event.payload())
+
+
+def _parse(ws: Workspace, model: type[E], payload: dict[str, Any], number: int) -> E:
+    try:
+        return model.model_validate(payload)
+    except ValidationError as exc:
+        when = payload.get("created_at") if isinstance(payload, dict) else None
+        recorded = f", recorded {when}" if when else ""
+        raise TiapError(
+            f"{ws.path}: {model.KIND.value} event {number}{recorded} is not a valid record "
+            f"({describe_validation_error(exc)}); it is not taken as a verdict: run tiap "
+            f"agreement report --db {ws.path} --subset {validation_subset_hint(ws)} --out DIR "
+            "to record a new one"
+        ) from None
+
+
+def events_newest_first(ws: Workspace, model: type[E]) -> Iterator[E]:
+    """The events of ``model``'s kind, newest first, each validated as it is reached
+    (an invalid one raises :class:`TiapError`; a caller that stops early never reads
+    older ones)."""
+    payloads = ws.events(model.KIND.value)
+    for number in range(len(payloads), 0, -1):
+        yield _parse(ws, model, payloads[number - 1], number)
+
+
+def read_events(ws: Workspace, model: type[E]) -> list[E]:
+    """Every event of ``model``'s kind, oldest first; any invalid one raises."""
+    return list(reversed(list(events_newest_first(ws, model))))
+
+
+#: The subset kind a gate is recorded on (``tiap cases sample`` draws it).
+VALIDATION_KIND = "validation"
+
+
+def is_validation_subset(ws: Workspace, subset: str | None) -> bool:
+    """Is ``subset`` a subset of kind validation (``None``: all cases, no)?"""
+    return subset is not None and ws.subset_params(subset).get("kind") == VALIDATION_KIND
+
+
+def validation_subset_hint(ws: Workspace) -> str:
+    """The workspace's validation subset when there is exactly one, for messages."""
+    names = [s for s in ws.subsets() if is_validation_subset(ws, s)]
+    return names[0] if len(names) == 1 else VALIDATION_KIND
