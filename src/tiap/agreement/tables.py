@@ -33,7 +33,7 @@ def summary(r: AgreementReport) -> list[str]:
 def figures(r: AgreementReport) -> Table:
     """Fleiss, Krippendorff and percent agreement, one column per scale."""
     s = fmt.scales(r)
-    rows = [
+    rows: list[list[object]] = [
         [name, *(fmt.figure(getattr(r, key).get(x)) for x in s)] for name, key in fmt.FIGURE_ROWS
     ]
     return ["figure", *s], rows
