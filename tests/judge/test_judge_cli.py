@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from judge_support import KEY_ENV, SECRET, TIAP, make_case, rows, tiap_env
 
+from support.loopback import LoopbackServer
 from tiap.cases import Workspace
 from tiap.cli import main
-from tiap.judge.loopback import LoopbackServer
 from tiap.rubric import load_rubric
 
 
@@ -168,7 +168,7 @@ def test_missing_key_is_one_line_before_any_call(
 def test_fatal_judge_error_prints_summary_then_one_line_without_the_key(
     capsys, make_workspace, loopback: LoopbackServer, write_panel, key_env
 ) -> None:
-    from tiap.judge.loopback import status
+    from support.loopback import status
 
     loopback.script.always.extend([status(401, message=f"bad key {SECRET}")])
     db = make_workspace(2)
