@@ -71,11 +71,10 @@ def evaluate(stats: Mapping[str, Stat], weights: np.ndarray | None) -> dict[str,
     for i, name in enumerate(names):
         st = stats[name]
         lo, hi = bounds[i], bounds[i + 1]
-        value: float | None = float(st.finish(point[None, lo:hi])[0])
-        if value is not None and not np.isfinite(value):
-            value = None
-        if value is not None and st.point is not None:
-            value = st.point()  # the reference library's figure on the full sample
+        formula = float(st.finish(point[None, lo:hi])[0])
+        value: float | None = None
+        if np.isfinite(formula):  # defined: the reference library's figure, if it has one
+            value = st.point() if st.point is not None else formula
         ci = percentile_interval(st.finish(boot[:, lo:hi])) if boot is not None else None
         out[name] = Estimate(
             value=value,
