@@ -83,6 +83,10 @@ from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# the loopback server is test infrastructure (tests/support), not part of tiap
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.support import loopback
 
 from tiap.cases import Case, EvidenceItem, Workspace, rank_bucket
 from tiap.judge import parse_panel, plan_run, run_panel
@@ -152,7 +156,7 @@ def panel_text(url: str, judges: int, concurrency: int, route: str = "openai") -
 
 def start_server(latency: float) -> tuple[subprocess.Popen, str]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tiap.judge.loopback", "--delay", str(latency)],
+        [sys.executable, loopback.__file__, "--delay", str(latency)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,

@@ -20,6 +20,7 @@ from sklearn.metrics import accuracy_score, cohen_kappa_score, confusion_matrix
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 
 from tiap.agreement import compute_report, labels_from_file, labels_from_workspace, write_report
+from tiap.agreement import stats as st
 from tiap.cases.models import LabelRecord
 from tiap.cases.workspace import Workspace
 from tiap.errors import TiapError
@@ -126,6 +127,13 @@ def test_figures_match_the_libraries(filled: tuple[Workspace, dict], rubric: Rub
     assert rep.fleiss_kappa["binary"].value == pytest.approx(_fleiss_lib(bn, 2), abs=1e-9)
     assert rep.krippendorff_alpha["labels"].value == pytest.approx(_alpha_lib(lab, 3), abs=1e-9)
     assert rep.krippendorff_alpha["binary"].value == pytest.approx(_alpha_lib(bn, 2), abs=1e-9)
+    # the report's values come from those libraries: tiap's own formulas (the
+    # bootstrap path) are the independent check
+    for scale, codes, k in (("labels", lab, 3), ("binary", bn, 2)):
+        assert rep.fleiss_kappa[scale].value == pytest.approx(st.fleiss_kappa(codes, k), abs=1e-9)
+        assert rep.krippendorff_alpha[scale].value == pytest.approx(
+            st.krippendorff_alpha(codes, k), abs=1e-9
+        )
 
     pairs = list(itertools.combinations(range(len(raters)), 2))
     assert [(p.a, p.b) for p in rep.cohen_kappa] == [(raters[i], raters[j]) for i, j in pairs]
@@ -140,6 +148,8 @@ def test_figures_match_the_libraries(filled: tuple[Workspace, dict], rubric: Rub
         assert p.binary.kappa == pytest.approx(
             cohen_kappa_score(bn[both, i], bn[both, j], labels=[0, 1]), abs=1e-9
         )
+        assert p.kappa == pytest.approx(st.cohen_kappa(lab[:, i], lab[:, j], 3), abs=1e-9)
+        assert p.binary.kappa == pytest.approx(st.cohen_kappa(bn[:, i], bn[:, j], 2), abs=1e-9)
         agree = sum(
             exp[raters[i]][c] == exp[raters[j]][c]
             for c in ids
@@ -163,6 +173,11 @@ def test_figures_match_the_libraries(filled: tuple[Workspace, dict], rubric: Rub
             cohen_kappa_score(a[both], lab[both, j], labels=[0, 1, 2]), abs=1e-9
         )
         assert v.labels.accuracy.value == pytest.approx(accuracy_score(a[both], lab[both, j]))
+        assert v.labels.kappa.value == pytest.approx(st.cohen_kappa(a, lab[:, j], 3), abs=1e-9)
+        assert v.labels.accuracy.value == pytest.approx(
+            float(np.mean(a[both] == lab[both, j])), abs=1e-12
+        )
+        assert v.labels.confusion == st.confusion_matrix(a, lab[:, j], 3).astype(int).tolist()
         assert (
             v.labels.confusion == confusion_matrix(a[both], lab[both, j], labels=[0, 1, 2]).tolist()
         )

@@ -10,8 +10,8 @@ from annotate_support import make_case
 
 from tiap.annotate.labelstudio import check_config, connect, instructions_html, label_config
 from tiap.annotate.labelstudio.config import task_data
-from tiap.annotate.labelstudio.models import ExportAnnotation
-from tiap.annotate.labelstudio.pull import external_id, rater_name
+from tiap.annotate.labelstudio.models import ExportAnnotation, PullResult
+from tiap.annotate.labelstudio.pull import annotation_id, external_id, rater_name
 from tiap.errors import TiapError
 
 
@@ -82,6 +82,39 @@ def test_annotation_choice_and_versioned_external_id() -> None:
     assert external_id(3, edited, "bob") != first
     nested = ExportAnnotation.model_validate({"id": 1, "completed_by": {"id": 5}})
     assert nested.user_id == 5
+
+
+def test_annotation_id_of_a_stored_label() -> None:
+    ann = ExportAnnotation.model_validate({"id": 71, "updated_at": "2026-11-30T01:55:03Z"})
+    stored = external_id(3, ann, "a:b")  # the version and the rater may hold colons
+    assert annotation_id(3, stored) == 71
+    assert annotation_id(13, stored) is None  # another project's label
+    assert annotation_id(3, None) is None
+    assert annotation_id(3, "import:p3:a71:x") is None
+
+
+def test_pull_summary_names_renamed_raters() -> None:
+    res = PullResult(
+        url="http://127.0.0.1:8080",
+        project_id=3,
+        project="p",
+        annotations=4,
+        labels_added=2,
+        labels_present=2,
+        skipped=0,
+        empty=0,
+        retracted=0,
+        unknown_tasks=0,
+        outside_subset=0,
+        raters={"alice": 2, "bob": 2},
+        renamed={"a@lab.org": {"alice": 2}},
+    )
+    text = res.summary()
+    assert "0 withdrawn" in text
+    assert "stored under a new rater name: a@lab.org -> alice (2)" in text
+    assert "labels under the earlier name are kept" in text
+    assert res.model_dump()["renamed"] == {"a@lab.org": {"alice": 2}}
+    assert "new rater name" not in res.model_copy(update={"renamed": {}}).summary()
 
 
 def test_rater_name_mapping() -> None:

@@ -233,6 +233,93 @@ def test_two_annotators_pull_idempotent_update_delete(
         assert ws.raters("human") == ["alice", "bob"]
 
 
+def test_changed_rater_map_withdraws_nothing_and_says_so(
+    tmp_path: Path, rubric, title, reviewer: Annotator
+) -> None:
+    """Only what Label Studio no longer has is withdrawn: a remapped annotator's
+    annotations are stored under the new name too, reported as renamed, and no
+    label is retracted for them; a deletion still withdraws every label stored from
+    that annotation, under each name."""
+    db = make_workspace(tmp_path / "w.sqlite", 3)
+    admin = connect(URL, api_key=ADMIN_TOKEN)
+    other = connect(URL, api_key=reviewer.personal_token)
+    with Workspace(db) as ws:
+        pushed = push(ws, admin, rubric, title=title, subset="val")
+    tasks = _tasks(admin, pushed.project_id)
+    a0 = admin.client.annotations.create(id=tasks["c0000"], result=_choice("supports"))
+    admin.client.annotations.create(id=tasks["c0001"], result=_choice("partial"))
+    other.client.annotations.create(id=tasks["c0000"], result=_choice("partial"))
+    admin_email = admin.user_email
+
+    def history(ws: Workspace) -> list[tuple[str, str, str | None, str | None]]:
+        return [
+            (r.case_id, r.rater, r.label, r.reason)
+            for cid in ("c0000", "c0001", "c0002")
+            for r in ws.label_history(cid)
+        ]
+
+    with Workspace(db) as ws:
+        first = pull(ws, admin, rubric, title=title, subset="val")
+        assert (first.labels_added, first.retracted) == (3, 0)
+        mapping = {admin_email: "alice"}
+        mapped = pull(ws, admin, rubric, title=title, subset="val", rater_map=mapping)
+        assert (mapped.labels_added, mapped.labels_present) == (2, 1)
+        assert mapped.retracted == 0
+        assert all(reason != "retracted" for *_, reason in history(ws))
+        assert "0 withdrawn" in mapped.summary()
+        assert first.renamed == {}
+        assert mapped.renamed == {admin_email: {"alice": 2}}
+        assert f"{admin_email} -> alice (2)" in mapped.summary()
+        latest = {(r.case_id, r.rater): r.label for r in ws.latest_labels(rater_kind="human")}
+        assert latest == {
+            ("c0000", admin_email): "supports",
+            ("c0001", admin_email): "partial",
+            ("c0000", "alice"): "supports",
+            ("c0001", "alice"): "partial",
+            ("c0000", reviewer.email): "partial",
+        }
+        rows = len(history(ws))
+        # the earlier map again: nothing new, nothing withdrawn
+        back = pull(ws, admin, rubric, title=title, subset="val")
+        assert (back.labels_added, back.retracted) == (0, 0)
+        assert back.renamed == {"alice": {admin_email: 2}}
+        assert len(history(ws)) == rows
+
+        admin.client.annotations.delete(id=a0.id)  # gone from the server: withdrawn
+        gone = pull(ws, admin, rubric, title=title, subset="val", rater_map=mapping)
+        assert (gone.labels_added, gone.retracted) == (0, 2)
+        assert gone.renamed == {admin_email: {"alice": 1}}
+        latest = {(r.case_id, r.rater) for r in ws.latest_labels(rater_kind="human")}
+        assert ("c0000", "alice") not in latest
+        assert ("c0000", admin_email) not in latest
+        assert ("c0000", reviewer.email) in latest
+        notes = {r.rater: r.note for r in ws.label_history("c0000") if r.reason == "retracted"}
+        assert notes == {
+            admin_email: "annotation deleted in Label Studio",
+            "alice": "annotation deleted in Label Studio",
+        }
+
+
+def test_an_annotation_skipped_since_is_withdrawn_as_skipped(tmp_path: Path, rubric, title) -> None:
+    db = make_workspace(tmp_path / "w.sqlite", 2)
+    admin = connect(URL, api_key=ADMIN_TOKEN)
+    with Workspace(db) as ws:
+        pushed = push(ws, admin, rubric, title=title, subset="val")
+    tasks = _tasks(admin, pushed.project_id)
+    a0 = admin.client.annotations.create(id=tasks["c0000"], result=_choice("supports"))
+    with Workspace(db) as ws:
+        assert pull(ws, admin, rubric, title=title, subset="val").labels_added == 1
+        admin.client.annotations.update(id=a0.id, result=[], was_cancelled=True)
+        res = pull(ws, admin, rubric, title=title, subset="val")
+        assert (res.skipped, res.retracted) == (1, 1)
+        assert ws.latest_labels(rater_kind="human") == []
+        last = ws.label_history("c0000", admin.user_email)[-1]
+        assert (last.reason, last.note) == (
+            "retracted",
+            "annotation skipped or left without a choice in Label Studio",
+        )
+
+
 def test_overlap_project_holds_only_the_reviewer_overlap(
     tmp_path: Path, rubric, title, reviewer: Annotator
 ) -> None:

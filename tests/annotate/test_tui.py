@@ -11,6 +11,7 @@ from annotate_support import human_label, judge_label, make_case, screen_text
 from tiap.annotate.session import ADJUDICATED, AnnotationSession
 from tiap.annotate.tui.app import AnnotateApp, case_screen_class
 from tiap.annotate.tui.dialogs import HelpScreen, TextPrompt
+from tiap.annotate.tui.panes import TextPane
 from tiap.cases.workspace import Workspace
 from tiap.errors import TiapError
 from tiap.rubric import parse_rubric
@@ -259,3 +260,39 @@ async def test_partial_repaints_leave_no_stale_rows(tmp_path, rubric) -> None:
     assert len(seen) >= 6  # positions and counts changed along the way
     assert any("note: ok" in text for text in texts)
     assert any("oracle-judge (judge): partial" in text for text in texts)
+
+
+def _scroll_state(app) -> dict[str, tuple[bool, int, int, int]]:
+    """Per text pane: scrollbar shown, the scrollbar's notion of the text height,
+    scroll offset and its maximum."""
+    out = {}
+    for pane in app.screen.query(TextPane):
+        bar = pane.vertical_scrollbar.window_virtual_size if pane.show_vertical_scrollbar else 0
+        out[pane.id] = (pane.show_vertical_scrollbar, bar, pane.scroll_offset.y, pane.max_scroll_y)
+    return out
+
+
+async def test_scrollbars_match_a_full_layout(tmp_path, rubric) -> None:
+    """A new text height updates the pane's scrollbar without a layout pass of the
+    screen (only a scrollbar appearing or going away asks for one): after every key,
+    the scrollbars and scroll offsets equal what a layout pass from scratch gives."""
+    path = tmp_path / "mixed.sqlite"
+    with Workspace(path) as ws:
+        ws.add_cases([make_case(i, long=i % 2 == 0) for i in range(8)])
+        ws.save_subset("val", [f"c{i:04d}" for i in range(8)])
+        app = _app(ws, rubric)
+        keys = ["n", "pagedown", "n", "end", "n", "p", "p", "end", "n", "1", "2", "p", "n"]
+        states = []
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            for key in keys:
+                await pilot.press(key)
+                await pilot.pause()
+                state = _scroll_state(app)
+                for pane in app.screen.query(TextPane):
+                    pane.refresh(layout=True)
+                await pilot.pause()
+                assert _scroll_state(app) == state, f"scrollbars after {key!r}"
+                states.append(state)
+    shown = {pane: {s[pane][0] for s in states} for pane in states[0]}
+    assert any(v == {True, False} for v in shown.values())  # bars came and went

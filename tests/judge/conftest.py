@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from judge_support import KEY_ENV, SECRET, make_case, panel_toml
 
+from support.loopback import LoopbackServer, Script
 from tiap.cases import Workspace
-from tiap.judge.loopback import LoopbackServer, Script
 
 
 @pytest.fixture

@@ -8,10 +8,10 @@ import json
 import pytest
 from judge_support import execute, make_case, rows
 
+from support.loopback import LoopbackServer
 from tiap.cases import LabelRecord, Workspace
 from tiap.errors import TiapError
 from tiap.judge import dry_run, load_panel, plan_run, run_panel
-from tiap.judge.loopback import LoopbackServer
 from tiap.rubric import load_rubric, render_messages
 
 # $1,000 per million tokens = $0.001 per token, in and out: costs are easy to follow

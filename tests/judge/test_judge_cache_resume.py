@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from judge_support import KEY_ENV, SECRET, TIAP, execute, make_case, rows, tiap_env
 
+from support.loopback import LoopbackServer, Script, label_reply
 from tiap.cases import Workspace
 from tiap.judge import load_panel, run_panel
-from tiap.judge.loopback import LoopbackServer, Script, label_reply
 from tiap.rubric import load_rubric
 
 
@@ -29,7 +29,7 @@ def labels_by_case(db: Path) -> dict[str, tuple[str | None, str]]:
 
 def alternate(body: dict) -> object:
     """Label by the case number in the question: even supports, odd partial."""
-    from tiap.judge.loopback import question_key
+    from support.loopback import question_key
 
     number = int(question_key(body).rsplit(" ", 1)[1].rstrip("?"))
     return label_reply("supports" if number % 2 == 0 else "partial")
@@ -131,7 +131,7 @@ def _wait_for(predicate, timeout: float, proc: subprocess.Popen) -> None:
 
 
 def model_and_question(body: dict) -> str:
-    from tiap.judge.loopback import question_key
+    from support.loopback import question_key
 
     return f"{body.get('model')}|{question_key(body)}"
 

@@ -10,9 +10,7 @@ from pathlib import Path
 import pytest
 from judge_support import SECRET, make_case, rows
 
-from tiap.cases import Workspace
-from tiap.judge import load_panel, run_panel
-from tiap.judge.loopback import (
+from support.loopback import (
     LoopbackServer,
     Script,
     garbage,
@@ -22,6 +20,8 @@ from tiap.judge.loopback import (
     slow,
     status,
 )
+from tiap.cases import Workspace
+from tiap.judge import load_panel, run_panel
 from tiap.judge.workers import CallPool
 from tiap.rubric import load_rubric
 

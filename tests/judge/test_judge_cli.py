@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from judge_support import KEY_ENV, SECRET, TIAP, make_case, rows, tiap_env
 
+from support.loopback import LoopbackServer
 from tiap.cases import Workspace
 from tiap.cases.events import GatedJudge, GateEvent, GateFigures, GateThresholds, record_event
 from tiap.cli import main
 from tiap.judge import load_panel, panel_identity
-from tiap.judge.loopback import LoopbackServer
 from tiap.rubric import load_rubric
 
 
@@ -183,7 +183,7 @@ def test_missing_key_is_one_line_before_any_call(
 def test_fatal_judge_error_prints_summary_then_one_line_without_the_key(
     capsys, make_workspace, loopback: LoopbackServer, write_panel, key_env
 ) -> None:
-    from tiap.judge.loopback import status
+    from support.loopback import status
 
     loopback.script.always.extend([status(401, message=f"bad key {SECRET}")])
     db = make_workspace(2)

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from judge_support import rows
 
+from support.loopback import LoopbackServer
 from tiap.annotate.session import AnnotationSession
 from tiap.cases import Workspace
 from tiap.cli import main
 from tiap.errors import TiapError
 from tiap.judge import load_panel, plan_run, run_panel
-from tiap.judge.loopback import LoopbackServer
 from tiap.rubric import load_rubric
 
 

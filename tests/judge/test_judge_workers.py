@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from judge_support import SECRET
 
+from support.loopback import LoopbackServer, Script, label_reply
 from tiap.cases import Workspace
 from tiap.errors import TiapError
 from tiap.judge import load_panel, plan_run
 from tiap.judge import runner as runner_module
-from tiap.judge.loopback import LoopbackServer, Script, label_reply
 from tiap.judge.runner import pool_size
 from tiap.judge.workers import CallPool
 from tiap.rubric import load_rubric

@@ -54,7 +54,11 @@ def percentile_interval(
 
 def evaluate(stats: Mapping[str, Stat], weights: np.ndarray | None) -> dict[str, Estimate]:
     """Point estimates (and intervals when ``weights`` has rows) of every stat,
-    with one matrix product for all replicates of all stats."""
+    with one matrix product for all replicates of all stats.
+
+    A figure the formulas find undefined on the full sample is ``None`` with the
+    stat's reason; otherwise its value is the stat's library ``point`` when it has
+    one, else the formula's."""
     names = list(stats)
     if not names:
         return {}
@@ -67,13 +71,15 @@ def evaluate(stats: Mapping[str, Stat], weights: np.ndarray | None) -> dict[str,
     for i, name in enumerate(names):
         st = stats[name]
         lo, hi = bounds[i], bounds[i + 1]
-        value = float(st.finish(point[None, lo:hi])[0])
+        formula = float(st.finish(point[None, lo:hi])[0])
+        value: float | None = None
+        if np.isfinite(formula):  # defined: the reference library's figure, if it has one
+            value = st.point() if st.point is not None else formula
         ci = percentile_interval(st.finish(boot[:, lo:hi])) if boot is not None else None
-        defined = bool(np.isfinite(value))
         out[name] = Estimate(
-            value=value if defined else None,
-            ci=ci if defined else None,
+            value=value,
+            ci=ci if value is not None else None,
             n=st.n,
-            reason=None if defined else (st.explain(point[lo:hi]) or "undefined"),
+            reason=None if value is not None else (st.explain(point[lo:hi]) or "undefined"),
         )
     return out

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
+from functools import partial
 
 import numpy as np
 
+from tiap.agreement import library as lib
 from tiap.agreement import stats as st
 from tiap.agreement.bootstrap import CONFIDENCE, Estimate, bootstrap_weights, evaluate
 from tiap.agreement.gate import GateInputs, evaluate_gate
@@ -221,21 +224,41 @@ def _stats(
     pairs = [(i, j) for i in range(len(included)) for j in range(i + 1, len(included))]
     judge_idx = [names.index(r) for r in judges]
     for s in scales:
-        out[f"fleiss.{s.name}"] = st.fleiss_stat(s.codes, s.k)
-        out[f"alpha.{s.name}"] = st.krippendorff_stat(s.codes, s.k)
+        out[f"fleiss.{s.name}"] = _fleiss(s.codes, s.k)
+        out[f"alpha.{s.name}"] = _alpha(s.codes, s.k)
         out[f"pa.{s.name}"] = st.mean_pairwise_agreement_stat(s.codes, s.k)
         for i, j in pairs:
-            out[f"cohen.{s.name}.{i}.{j}"] = st.cohen_stat(s.codes[:, i], s.codes[:, j], s.k)
+            out[f"cohen.{s.name}.{i}.{j}"] = _cohen(s.codes[:, i], s.codes[:, j], s.k)
         if judges:
-            out[f"gate.fleiss.{s.name}"] = st.fleiss_stat(s.codes_all[:, judge_idx], s.k)
+            out[f"gate.fleiss.{s.name}"] = _fleiss(s.codes_all[:, judge_idx], s.k)
         if s.ref is None:
             continue
         others = [(r, s.column(r)) for r in compared]
         others.append((MAJORITY_KEY, s.votes.winner))
         for r, codes in others:
-            out[f"ref.kappa.{s.name}.{r}"] = st.cohen_stat(s.ref, codes, s.k)
-            out[f"ref.acc.{s.name}.{r}"] = st.agreement_stat(s.ref, codes, s.k)
+            out[f"ref.kappa.{s.name}.{r}"] = _cohen(s.ref, codes, s.k)
+            out[f"ref.acc.{s.name}.{r}"] = _accuracy(s.ref, codes, s.k)
     return out
+
+
+# The bootstrap replicates come from the formulas in ``stats``; the point
+# estimates from the reference libraries (``library``).
+
+
+def _fleiss(codes: np.ndarray, k: int) -> st.Stat:
+    return replace(st.fleiss_stat(codes, k), point=partial(lib.fleiss_kappa, codes, k))
+
+
+def _alpha(codes: np.ndarray, k: int) -> st.Stat:
+    return replace(st.krippendorff_stat(codes, k), point=partial(lib.krippendorff_alpha, codes, k))
+
+
+def _cohen(a: np.ndarray, b: np.ndarray, k: int) -> st.Stat:
+    return replace(st.cohen_stat(a, b, k), point=partial(lib.cohen_kappa, a, b, k))
+
+
+def _accuracy(a: np.ndarray, b: np.ndarray, k: int) -> st.Stat:
+    return replace(st.agreement_stat(a, b, k), point=partial(lib.accuracy, a, b))
 
 
 def _pairs(scales: list[_Scale], est: dict[str, Estimate], included: list[str]) -> list[PairKappa]:
@@ -271,6 +294,7 @@ def _pairs(scales: list[_Scale], est: dict[str, Estimate], included: list[str]) 
 
 
 def _trace_share(conf: np.ndarray) -> float | None:
+    """Percent agreement of a pair (no library computes it: tiap's formula)."""
     n = conf.sum()
     return float(np.trace(conf) / n) if n else None
 
@@ -282,7 +306,7 @@ def _comparison(s: _Scale, est: dict[str, Estimate], rater: str, codes: np.ndarr
         n=kappa.n,
         kappa=kappa,
         accuracy=_figure(est[f"ref.acc.{s.name}.{rater}"]),
-        confusion=st.confusion_matrix(ref, codes, s.k).astype(int).tolist(),
+        confusion=lib.confusion_matrix(ref, codes, s.k).tolist(),
     )
 
 

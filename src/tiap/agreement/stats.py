@@ -12,6 +12,13 @@ category indices ``0..K-1``, or negative for a missing or invalid label.
 ``finish`` functions take sums of shape ``(B, F)`` and return ``(B,)`` values
 with ``NaN`` where the figure is undefined; ``explain`` says why for one row of
 sums (``None`` when defined).
+
+These formulas give the bootstrap replicates and the figures no library
+computes (percent agreement). A report's point estimate of Fleiss' kappa,
+Krippendorff's alpha, Cohen's kappa and accuracy comes from the reference
+library instead (:mod:`tiap.agreement.library`, attached as :attr:`Stat.point`);
+the ``fleiss_kappa``, ``krippendorff_alpha`` and ``cohen_kappa`` helpers below are
+these formulas on the full sample, which the tests compare with the libraries.
 """
 
 from __future__ import annotations
@@ -33,6 +40,9 @@ class Stat:
     finish: Finish
     explain: Explain
     n: int  # cases the point estimate uses
+    #: the point estimate on the full sample from a reference library (``None``
+    #: where it is undefined); without it the point estimate is ``finish`` of the sums
+    point: Callable[[], float | None] | None = None
 
 
 def counts_matrix(codes: np.ndarray, k: int) -> np.ndarray:
@@ -57,7 +67,7 @@ def fleiss_stat(codes: np.ndarray, k: int) -> Stat:
     """
     n_cases, m = codes.shape
     counts = counts_matrix(codes, k)
-    complete = (codes >= 0).all(axis=1).astype(np.float64) if m else np.zeros(n_cases)
+    complete = np.asarray((codes >= 0).all(axis=1), dtype=np.float64) if m else np.zeros(n_cases)
     sq = (counts**2).sum(axis=1) - m
     feats = np.column_stack([complete, sq * complete, counts * complete[:, None]])
 

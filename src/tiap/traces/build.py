@@ -36,10 +36,10 @@ from tiap.traces.bundle import (
 )
 from tiap.traces.dataset import DatasetTraces
 from tiap.traces.models import BundleConfig, RunConfig, RunEntry
-from tiap.traces.report import BuildReport
+from tiap.traces.report import BuildReport, IssueLog
 from tiap.traces.retrieve import make_retriever, rank_store, scope_groups
-from tiap.traces.retrieve.base import RankTimings
-from tiap.traces.stores import build_stores, default_stores
+from tiap.traces.retrieve.base import RankTimings, Retriever
+from tiap.traces.stores import BuiltStores, build_stores, default_stores
 from tiap.traces.trec import TREC_SUFFIXES, read_trec_run
 
 REPORT_FILE = "build_report.json"
@@ -122,19 +122,62 @@ def build_bundle(
     timings: dict[str, float] = {"parse": 0.0, "index": 0.0, "retrieve": 0.0, "assemble": 0.0}
     store_names = opts.stores or default_stores(ds)
     retrievers = [make_retriever(r) for r in dict.fromkeys(opts.retrievers)]
-
     log = ds.log.copy()
+
     t0 = time.perf_counter()
-    built = build_stores(ds, store_names)
+    built = _build_stores(ds, store_names, log, rep)
     timings["parse"] = time.perf_counter() - t0
+
+    runs = _Runs()
+    rank_t = _rank_stores(ds, built, retrievers, opts, runs, rep)
+    timings["index"], timings["retrieve"] = rank_t.index, rank_t.retrieve
+
+    t2 = time.perf_counter()
+    raw_store = next((s for s in store_names if s == "raw"), store_names[0])
+    _attach_runs(ds, built, raw_store, opts.runs, runs, log, rep)
+    bundle = Bundle(
+        config=_bundle_config(ds, opts, built, runs.configs),
+        queries=list(ds.queries),
+        sources={s.source_id: s for s in ds.sources},
+        stores=built.memories,
+        runs=runs.entries,
+    )
+    report = _build_report(ds, opts, built, retrievers, runs.entries, log)
+    timings["assemble"] = time.perf_counter() - t2
+    return BuildResult(bundle=bundle, report=report, timings=timings)
+
+
+@dataclass
+class _Runs:
+    """The bundle's runs as they are built: entries and configuration per run."""
+
+    entries: dict[str, list[RunEntry]] = field(default_factory=dict)
+    configs: dict[str, RunConfig] = field(default_factory=dict)
+
+
+def _build_stores(
+    ds: DatasetTraces, store_names: list[str], log: IssueLog, rep: Reporter
+) -> BuiltStores:
+    """The requested stores; turns the parser found no fact in are logged."""
+    built = build_stores(ds, store_names)
     for tid in built.turns_without_facts:
         log.add("parser_no_facts", tid)
     for name, mems in built.memories.items():
         derived = sum(not m.raw for m in mems)
         rep.message(f"store {name}: {len(mems):,} memories ({derived:,} derived)")
+    return built
 
-    runs: dict[str, list[RunEntry]] = {}
-    run_configs: dict[str, RunConfig] = {}
+
+def _rank_stores(
+    ds: DatasetTraces,
+    built: BuiltStores,
+    retrievers: list[Retriever],
+    opts: BuildOptions,
+    runs: _Runs,
+    rep: Reporter,
+) -> RankTimings:
+    """One run per (retriever, store), named ``<retriever>-<store>``: every query
+    ranked within its scope group."""
     rank_t = RankTimings()
     for retriever in retrievers:
         texts = [m.text for mems in built.memories.values() for m in mems]
@@ -147,33 +190,48 @@ def build_bundle(
             run = f"{retriever.name}-{store}"
             groups = scope_groups(mems, ds.queries, opts.scope, ds.candidate_pools)
             with rep.step(f"{run}: ranking {len(ds.queries):,} queries", len(ds.queries)) as adv:
-                runs[run] = rank_store(retriever, mems, ds.queries, opts.k, groups, adv, rank_t)
+                entries = rank_store(retriever, mems, ds.queries, opts.k, groups, adv, rank_t)
             config: dict[str, Any] = {"k": opts.k, "scope": opts.scope, **retriever.config()}
             config.update(built.configs[store].config)
-            run_configs[run] = RunConfig(store=store, retriever=retriever.name, config=config)
-            empty = sum(not e.ranking for e in runs[run])
+            runs.entries[run] = entries
+            runs.configs[run] = RunConfig(store=store, retriever=retriever.name, config=config)
+            empty = sum(not e.ranking for e in entries)
             rep.message(
-                f"run {run}: {len(runs[run]):,} queries ranked over {len(groups):,} pools"
+                f"run {run}: {len(entries):,} queries ranked over {len(groups):,} pools"
                 + (f", {empty:,} with no candidate" if empty else "")
             )
-    timings["index"], timings["retrieve"] = rank_t.index, rank_t.retrieve
+    return rank_t
 
-    t2 = time.perf_counter()
-    raw_store = next((s for s in store_names if s == "raw"), store_names[0])
-    for name, path in opts.runs.items():
-        if name in runs:
+
+def _attach_runs(
+    ds: DatasetTraces,
+    built: BuiltStores,
+    raw_store: str,
+    files: dict[str, Path],
+    runs: _Runs,
+    log: IssueLog,
+    rep: Reporter,
+) -> None:
+    """Existing run files over the raw store, checked against its memories."""
+    for name, path in files.items():
+        if name in runs.entries:
             raise TiapError(f"attached run '{name}' has the name of a built run")
         known = {m.memory_id for m in built.memories[raw_store]}
         entries, dropped = _attach_run(name, path, raw_store, ds, known)
         if dropped:
             log.add("run_query_excluded", name, value=str(path.name), result=dropped)
-        runs[name] = entries
-        run_configs[name] = RunConfig(
+        runs.entries[name] = entries
+        runs.configs[name] = RunConfig(
             store=raw_store, retriever="external", config={"file": path.name}
         )
         rep.message(f"run {name}: {len(entries):,} queries attached from {path.name}")
 
-    config = BundleConfig(
+
+def _bundle_config(
+    ds: DatasetTraces, opts: BuildOptions, built: BuiltStores, run_configs: dict[str, RunConfig]
+) -> BundleConfig:
+    """``bundle.toml``: the dataset, its input, the stores and the runs."""
+    return BundleConfig(
         name=opts.name,
         dataset=ds.dataset,
         k=opts.k,
@@ -187,14 +245,18 @@ def build_bundle(
         stores=built.configs,
         runs=run_configs,
     )
-    bundle = Bundle(
-        config=config,
-        queries=list(ds.queries),
-        sources={s.source_id: s for s in ds.sources},
-        stores=built.memories,
-        runs=runs,
-    )
-    report = BuildReport(
+
+
+def _build_report(
+    ds: DatasetTraces,
+    opts: BuildOptions,
+    built: BuiltStores,
+    retrievers: list[Retriever],
+    runs: dict[str, list[RunEntry]],
+    log: IssueLog,
+) -> BuildReport:
+    """``build_report.json``: options, counts, and every rule the data needed."""
+    return BuildReport(
         dataset=ds.dataset,
         input_file=ds.input_file,
         input_sha256=ds.input_sha256,
@@ -215,8 +277,6 @@ def build_bundle(
         excluded_queries=list(ds.excluded_queries),
         issues=list(log.issues),
     )
-    timings["assemble"] = time.perf_counter() - t2
-    return BuildResult(bundle=bundle, report=report, timings=timings)
 
 
 _BUNDLE_FILES = (CONFIG_FILE, QUERIES_FILE, SOURCES_FILE, REPORT_FILE)

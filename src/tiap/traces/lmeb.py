@@ -22,6 +22,8 @@ qrels is excluded and listed.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -127,95 +129,41 @@ def _read_unique(path: Path, model: type[BaseModel], key: str, what: str) -> lis
     return out
 
 
+@dataclass(frozen=True)
+class _Files:
+    """The input files of an LMEB/BEIR directory."""
+
+    queries: Path
+    corpus: Path
+    qrels: Path
+    candidates: Path | None
+
+    def all(self) -> list[Path]:
+        found = [self.queries, self.corpus, self.qrels, self.candidates]
+        return [path for path in found if path is not None]
+
+
 def load_lmeb(directory: str | Path) -> DatasetTraces:
     """Read an LMEB/BEIR-style directory into bundle terms."""
-    d = Path(directory)
-    if not d.is_dir():
-        raise TiapError(f"{d}: not a directory (expected queries.jsonl, corpus.jsonl, qrels.tsv)")
-    corpus_path = _find(d, "corpus.jsonl")
-    if corpus_path is None:
-        raise InputError(d / "corpus.jsonl", "file not found (looked here and one level up)")
-    queries = _read_unique(d / "queries.jsonl", LmebQuery, "id", "query id")
-    docs = _read_unique(corpus_path, LmebDoc, "id", "corpus id")
+    files = _input_files(Path(directory))
+    queries = _read_unique(files.queries, LmebQuery, "id", "query id")
+    docs = _read_unique(files.corpus, LmebDoc, "id", "corpus id")
     doc_ids = {doc.id for doc in docs}
-    qrels = read_qrels(d / "qrels.tsv", {q.id for q in queries}, doc_ids)
-
-    pools: dict[str, frozenset[str]] | None = None
-    cand_path = _find(d, "candidates.jsonl")
-    if cand_path is not None:
-        pools = {}
-        seen: dict[str, int] = {}
-        for lineno, scene in iter_jsonl(cand_path, LmebScene):
-            if scene.scene_id in seen:
-                raise InputError(
-                    cand_path,
-                    f"duplicate scene id '{scene.scene_id}' (first at line {seen[scene.scene_id]})",
-                    lineno,
-                )
-            seen[scene.scene_id] = lineno
-            for did in scene.candidate_doc_ids:
-                if did not in doc_ids:
-                    raise InputError(
-                        cand_path,
-                        f"scene '{scene.scene_id}' names unknown corpus id '{did}'",
-                        lineno,
-                    )
-            pools[scene.scene_id] = frozenset(scene.candidate_doc_ids)
-
-    digest = hashlib.sha256()
-    for path in (d / "queries.jsonl", corpus_path, d / "qrels.tsv", cand_path):
-        if path is not None:
-            with path.open("rb") as fh:
-                for block in iter(lambda fh=fh: fh.read(1 << 20), b""):
-                    digest.update(block)
+    qrels = read_qrels(files.qrels, {q.id for q in queries}, doc_ids)
+    pools = _read_candidates(files.candidates, doc_ids) if files.candidates else None
     out = DatasetTraces(
         dataset="lmeb",
-        input_file=d.name,
-        input_sha256=digest.hexdigest(),
-        sources=[],
+        input_file=Path(directory).name,
+        input_sha256=_sha256(files.all()),
+        sources=_sources(docs),
         queries=[],
         turns=[],
         candidate_pools=pools,
-        options={"candidates": cand_path is not None},
+        options={"candidates": files.candidates is not None},
         description="LMEB/BEIR retrieval data: corpus items as sources, qrels > 0 as evidence",
     )
-    for doc in docs:
-        title = (doc.title or "").strip()
-        out.sources.append(
-            Source(
-                source_id=doc.id,
-                text=f"{title} {doc.text}".strip() if title else doc.text,
-                metadata={"title": title} if title else {},
-            )
-        )
     for q in queries:
-        grades = qrels.get(q.id, {})
-        evidence = [did for did, score in grades.items() if score > 0]
-        if not evidence:
-            out.log.add(
-                "query_no_evidence",
-                q.id,
-                detail="no qrels line" if not grades else "no qrels line with score > 0",
-            )
-            out.excluded_queries.append(q.id)
-            continue
-        scene = scene_of(q.id) if pools is not None else None
-        if pools is not None and scene not in pools:
-            out.log.add("query_no_candidates", q.id, value=scene)
-            out.excluded_queries.append(q.id)
-            continue
-        meta: dict[str, Any] = {}
-        if any(score != 1 for score in grades.values()):
-            meta["qrels"] = dict(grades)
-        out.queries.append(
-            Query(
-                query_id=q.id,
-                question=q.text,
-                evidence=evidence,
-                conversation_id=scene,
-                metadata=meta,
-            )
-        )
+        _add_query(out, q, qrels.get(q.id, {}), pools)
     out.counts = {
         "corpus_items": len(docs),
         "queries_read": len(queries),
@@ -226,3 +174,99 @@ def load_lmeb(directory: str | Path) -> DatasetTraces:
         "queries_excluded": len(out.excluded_queries),
     }
     return out
+
+
+def _input_files(d: Path) -> _Files:
+    """The directory's files; corpus and candidates may be one level up."""
+    if not d.is_dir():
+        raise TiapError(f"{d}: not a directory (expected queries.jsonl, corpus.jsonl, qrels.tsv)")
+    corpus = _find(d, "corpus.jsonl")
+    if corpus is None:
+        raise InputError(d / "corpus.jsonl", "file not found (looked here and one level up)")
+    return _Files(
+        queries=d / "queries.jsonl",
+        corpus=corpus,
+        qrels=d / "qrels.tsv",
+        candidates=_find(d, "candidates.jsonl"),
+    )
+
+
+def _read_candidates(path: Path, doc_ids: set[str]) -> dict[str, frozenset[str]]:
+    """``scene_id -> candidate corpus ids``; duplicate scenes and unknown ids raise."""
+    pools: dict[str, frozenset[str]] = {}
+    seen: dict[str, int] = {}
+    for lineno, scene in iter_jsonl(path, LmebScene):
+        if scene.scene_id in seen:
+            raise InputError(
+                path,
+                f"duplicate scene id '{scene.scene_id}' (first at line {seen[scene.scene_id]})",
+                lineno,
+            )
+        seen[scene.scene_id] = lineno
+        for did in scene.candidate_doc_ids:
+            if did not in doc_ids:
+                raise InputError(
+                    path, f"scene '{scene.scene_id}' names unknown corpus id '{did}'", lineno
+                )
+        pools[scene.scene_id] = frozenset(scene.candidate_doc_ids)
+    return pools
+
+
+def _sha256(paths: list[Path]) -> str:
+    """One digest over the input files' bytes, in order."""
+    digest = hashlib.sha256()
+    for path in paths:
+        with path.open("rb") as fh:
+            for block in iter(partial(fh.read, 1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()
+
+
+def _sources(docs: list[LmebDoc]) -> list[Source]:
+    """Every corpus item as a source: its title and text joined with a space."""
+    out = []
+    for doc in docs:
+        title = (doc.title or "").strip()
+        out.append(
+            Source(
+                source_id=doc.id,
+                text=f"{title} {doc.text}".strip() if title else doc.text,
+                metadata={"title": title} if title else {},
+            )
+        )
+    return out
+
+
+def _add_query(
+    out: DatasetTraces,
+    q: LmebQuery,
+    grades: dict[str, int],
+    pools: dict[str, frozenset[str]] | None,
+) -> None:
+    """The query with its positive qrels as evidence, or its exclusion and why."""
+    evidence = [did for did, score in grades.items() if score > 0]
+    if not evidence:
+        out.log.add(
+            "query_no_evidence",
+            q.id,
+            detail="no qrels line" if not grades else "no qrels line with score > 0",
+        )
+        out.excluded_queries.append(q.id)
+        return
+    scene = scene_of(q.id) if pools is not None else None
+    if pools is not None and scene not in pools:
+        out.log.add("query_no_candidates", q.id, value=scene)
+        out.excluded_queries.append(q.id)
+        return
+    meta: dict[str, Any] = {}
+    if any(score != 1 for score in grades.values()):
+        meta["qrels"] = dict(grades)
+    out.queries.append(
+        Query(
+            query_id=q.id,
+            question=q.text,
+            evidence=evidence,
+            conversation_id=scene,
+            metadata=meta,
+        )
+    )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -106,7 +106,8 @@ def connect(url: str, api_key: str | None = None) -> Connection:
 def find_project(conn: Connection, title: str) -> Any | None:
     """The project with exactly this title (None if absent; error if several)."""
     with api_errors(conn.url, conn._secret):
-        hits = [p for p in conn.client.projects.list(title=title) if p.title == title]
+        listed: Iterable[Any] = conn.client.projects.list(title=title)
+        hits = [p for p in listed if p.title == title]
         if len(hits) > 1:
             ids = ", ".join(str(p.id) for p in hits)
             raise TiapError(

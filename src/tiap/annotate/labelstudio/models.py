@@ -86,10 +86,18 @@ class PullResult(BaseModel):
     labels_present: int
     skipped: int = Field(description="cancelled (skipped) annotations: not labels")
     empty: int = Field(description="annotations without a choice")
-    retracted: int = Field(description="labels withdrawn because their annotation was deleted")
+    retracted: int = Field(
+        description="labels withdrawn because Label Studio no longer has them: their "
+        "annotation was deleted, or skipped or left without a choice since"
+    )
     unknown_tasks: int = Field(description="tasks whose case_id is not in the workspace")
     outside_subset: int
     raters: dict[str, int] = Field(description="rater -> labels in the project")
+    renamed: dict[str, dict[str, int]] = Field(
+        default_factory=dict,
+        description="earlier rater name -> {name now: annotations}: annotations an earlier "
+        "pull stored under another name (a changed rater map); those labels are kept",
+    )
 
     def summary(self) -> str:
         raters = ", ".join(f"{k} {v}" for k, v in sorted(self.raters.items())) or "none"
@@ -98,8 +106,18 @@ class PullResult(BaseModel):
             f"{self.labels_added} new labels stored, {self.labels_present} already stored",
             f"{self.skipped} skipped",
             f"{self.empty} without a choice",
-            f"{self.retracted} withdrawn (deleted in Label Studio)",
+            f"{self.retracted} withdrawn (deleted, skipped or emptied in Label Studio)",
         ]
+        if self.renamed:
+            moves = ", ".join(
+                f"{earlier} -> {now} ({n})"
+                for earlier, names in sorted(self.renamed.items())
+                for now, n in sorted(names.items())
+            )
+            parts.append(
+                f"stored under a new rater name: {moves}; the labels under the earlier "
+                "name are kept, not withdrawn"
+            )
         if self.unknown_tasks:
             parts.append(f"{self.unknown_tasks} tasks not from this workspace")
         if self.outside_subset:

@@ -109,9 +109,11 @@ def push(
                 task = ExportTask.model_validate(raw)
                 if task.case_id is not None:
                     existing.setdefault(task.case_id, task.id)
+        project_id = _project_id(project, conn.url)
         judges = _judge_labels(ws, list(data)) if with_predictions else {}
         new_ids = [cid for cid in data if cid not in existing]
-        payload = [
+        # plain JSON tasks: the SDK sends mappings as they are
+        payload: list[Any] = [
             {
                 "data": data[cid],
                 "predictions": [
@@ -124,19 +126,27 @@ def push(
         predictions = sum(len(t["predictions"]) for t in payload)
         for start in range(0, len(payload), BATCH):
             conn.client.projects.import_tasks(
-                project.id, request=payload[start : start + BATCH], return_task_ids=True
+                project_id, request=payload[start : start + BATCH], return_task_ids=True
             )
         if with_predictions and existing:
-            predictions += _add_missing_predictions(conn, project.id, info, existing, judges)
+            predictions += _add_missing_predictions(conn, project_id, info, existing, judges)
     return PushResult(
         url=conn.url,
-        project_id=project.id,
+        project_id=project_id,
         project=title,
         created=created,
         tasks_added=len(new_ids),
         tasks_present=len(data) - len(new_ids),
         predictions_added=predictions,
     )
+
+
+def _project_id(project: Any, url: str) -> int:
+    """The id of a project the server returned (its models make every field optional)."""
+    project_id = getattr(project, "id", None)
+    if not isinstance(project_id, int):
+        raise TiapError(f"Label Studio at {url} returned a project without an id")
+    return project_id
 
 
 def _add_missing_predictions(

@@ -103,14 +103,30 @@ class TextPane(ScrollView):
         size = Size(self._lines_width, height)
         if size == self.virtual_size:
             return
-        # Only a scrollbar appearing or going away needs a layout pass; setting
-        # ``virtual_size`` itself would ask for one every time.
-        scroll_update = getattr(self, "_scroll_update", None)
-        if scroll_update is None:  # pragma: no cover (other Textual versions)
-            self.virtual_size = size
-            return
+        # Assigning ``virtual_size`` would ask for a layout pass of the screen every
+        # time. The pane's size comes from the stylesheet, so its height moves no
+        # widget: set it without watchers, and ask for a layout pass only when the
+        # scrollbar appears or goes away (a pane not laid out yet gets its
+        # scrollbar from its first layout pass).
         self.set_reactive(Widget.virtual_size, size)
-        scroll_update(size)
+        if not self.container_size:
+            return
+        scrollbar = self._needs_scrollbar(height)
+        if scrollbar != self.show_vertical_scrollbar:
+            self.show_vertical_scrollbar = scrollbar  # a layout reactive: one pass
+            self.vertical_scrollbar.display = scrollbar
+        if scrollbar:
+            self.vertical_scrollbar.window_virtual_size = height
+            self.vertical_scrollbar.window_size = self.container_size.height
+        self.scroll_y = self.scroll_y  # validated: kept within the new height
+
+    def _needs_scrollbar(self, height: int) -> bool:
+        """Whether ``height`` lines need the vertical scrollbar (as Textual decides
+        it for ``overflow-y``; the panes never scroll sideways)."""
+        overflow = self.styles.overflow_y
+        if overflow == "scroll":
+            return True
+        return overflow == "auto" and height > self.container_size.height
 
     def on_resize(self) -> None:
         if self.line_width != self._lines_width:

@@ -15,7 +15,7 @@ the user message by default) and falls back to a default reply.
 
 Run standalone (the benchmark runs it in its own process):
 
-    python -m tiap.judge.loopback --delay 0.1 --label supports
+    python tests/support/loopback.py --delay 0.1 --label supports
 
 prints ``READY <url>`` on stdout once listening, and serves until stdin closes
 or the process is terminated.
@@ -348,7 +348,7 @@ class LoopbackServer:
 
 def main(argv: list[str] | None = None) -> None:
     """Serve until stdin closes; print ``READY <url>`` once listening."""
-    parser = argparse.ArgumentParser(prog="python -m tiap.judge.loopback", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python tests/support/loopback.py", description=__doc__)
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--delay", type=float, default=0.0, help="seconds before each reply")
     parser.add_argument("--label", default="supports", help="the label every reply carries")

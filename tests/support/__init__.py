@@ -1,0 +1,1 @@
+"""Test and benchmark infrastructure that is not part of the installed package."""
