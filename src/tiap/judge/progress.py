@@ -55,7 +55,7 @@ class RichProgress:
             self._progress.advance(self._tasks[judge], n)
 
 
-def run_with_progress(
+async def execute_with_progress(
     ws: Workspace,
     plan: RunPlan,
     *,
@@ -65,7 +65,6 @@ def run_with_progress(
 ) -> RunSummary:
     """Carry out a plan (:func:`tiap.judge.runner.execute`) with a progress bar per
     judge on stderr, or none when ``progress`` is false."""
-    import asyncio
     import warnings
 
     from tiap.judge.runner import execute
@@ -74,4 +73,24 @@ def run_with_progress(
         # On Ctrl-C, asyncio cancels the calls in flight; litellm has by then made
         # some coroutines it never awaits, and Python warns about each one.
         warnings.filterwarnings("ignore", "coroutine .* was never awaited", RuntimeWarning)
-        return asyncio.run(execute(ws, plan, max_cost=max_cost, reporter=reporter, workers=workers))
+        return await execute(ws, plan, max_cost=max_cost, reporter=reporter, workers=workers)
+
+
+def run_with_progress(
+    ws: Workspace,
+    plan: RunPlan,
+    *,
+    max_cost: float | None = None,
+    workers: int | None = None,
+    progress: bool = True,
+) -> RunSummary:
+    """:func:`execute_with_progress` from synchronous code, also inside a running
+    event loop (see :func:`tiap.judge.runner.run_on_workspace`)."""
+    from tiap.judge.runner import run_on_workspace
+
+    return run_on_workspace(
+        ws,
+        lambda w: execute_with_progress(
+            w, plan, max_cost=max_cost, workers=workers, progress=progress
+        ),
+    )
