@@ -88,7 +88,10 @@ async def test_run_audit_async_resumes_and_keeps_the_records(
     # other settings (another subset size) start the records afresh, but the rescore's
     other = settings.model_copy(update={"n": 5, "subset": "validation-5"})
     third = await run_audit_async(other, say=lambda _: None)
-    assert third.step(StepName.RESCORE) == again.step(StepName.RESCORE)
+    rescored, earlier = third.step(StepName.RESCORE), again.step(StepName.RESCORE)
+    assert rescored is not None
+    assert earlier is not None
+    assert rescored.runs == earlier.runs  # kept: the bundle and its settings are unchanged
     sample = third.step(StepName.SAMPLE)
     assert sample is not None
     assert len(sample.runs) == 1
