@@ -30,6 +30,7 @@ import os
 import signal
 import stat
 import sys
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -38,6 +39,7 @@ from tiap.errors import TiapError
 from tiap.judge.call import CallOutcome
 from tiap.judge.failures import Failure, scrub
 from tiap.judge.panel import Panel
+from tiap.judge.progress import UNAWAITED
 
 #: the longest JSON line (a request carries a case's whole prompt).
 _LINE_LIMIT = 256 * 1024 * 1024
@@ -256,6 +258,9 @@ def main() -> None:
     if not all(stat.S_ISFIFO(os.fstat(fd).st_mode) for fd in (0, 1)):
         sys.exit("python -m tiap.judge.workers: started by 'tiap judge run' (needs pipes)")
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # When the parent stops (Ctrl-C), the calls in flight are cancelled; litellm has
+    # by then made some coroutines it never awaits: no warning for each one.
+    warnings.filterwarnings("ignore", UNAWAITED, RuntimeWarning)
     # a write error means the parent went away mid-reply: nobody to answer.
     with (
         contextlib.suppress(BrokenPipeError, ConnectionResetError),
