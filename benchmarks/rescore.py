@@ -47,6 +47,7 @@ from tiap.rescore.api import rescore_bundle, write_outputs
 from tiap.rescore.metrics import Measure, parse_measures
 from tiap.rescore.scores import score_rankings, score_runs
 from tiap.rescore.targets import target_sets
+from tiap.runtime import tuned
 from tiap.traces.bundle import Bundle, read_bundle, write_bundle
 from tiap.traces.models import BundleConfig, Memory, Query, RunConfig, RunEntry, Source
 
@@ -336,4 +337,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with tuned():  # the process tuning the tiap command runs with
+        main()

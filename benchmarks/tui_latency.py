@@ -43,6 +43,7 @@ import numpy as np
 
 from tiap.cases.models import Case, EvidenceItem, LabelRecord, rank_bucket
 from tiap.cases.workspace import Workspace
+from tiap.runtime import tuned
 
 _VOCABULARY = (
     "Caroline Melanie painted sunrise lake support group adoption agency camping beach "
@@ -293,4 +294,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    with tuned():  # the process tuning the tiap command runs with
+        status = main()
+    raise SystemExit(status)

@@ -152,7 +152,7 @@ def test_in_process_errors(
 def test_ctrl_c_exits_130_with_one_line(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    import tiap.cli.pipeline
+    import tiap.audit
     import tiap.rescore.api
 
     def interrupt(*args: object, **kwargs: object) -> None:
@@ -168,7 +168,7 @@ def test_ctrl_c_exits_130_with_one_line(
     assert capsys.readouterr().err.strip().splitlines()[-1] == "tiap: interrupted"
 
     # the audit says what it keeps and how to go on
-    monkeypatch.setattr(tiap.cli.pipeline, "run_audit", interrupt)
+    monkeypatch.setattr(tiap.audit, "run_audit", interrupt)
     with pytest.raises(SystemExit) as exit_info:
         main(["demo", "--out", str(tmp_path / "demo"), "--no-progress"])
     assert exit_info.value.code == 130

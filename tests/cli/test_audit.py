@@ -171,17 +171,26 @@ def test_audit_bad_bundle_is_one_line(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("evil", ["<script>alert(1)</script>"])
 def test_index_html_escapes_text(tmp_path: Path, evil: str) -> None:
-    from tiap.cli.audit_index import write_index
-    from tiap.cli.pipeline import StepRecord
+    from tiap.audit import AuditContext, StepName, StepRecord, StepRun, write_index
+    from tiap.audit.steps import utc_now
 
-    md, page = write_index(
-        tmp_path,
-        {"bundle": evil, "judges": [evil]},
-        [StepRecord(name=evil, status="done", detail=evil)],
-        "complete",
-        evil,
-        None,
+    context = AuditContext(
+        bundle=evil,
+        dataset=evil,
+        panel=evil,
+        judges=[evil],
+        rubric=evil,
+        rubric_hash=evil,
+        workspace=evil,
+        subset=evil,
+        humans="required",
     )
+    step = StepRecord(
+        step=StepName.RESCORE,
+        title=evil,
+        runs=[StepRun(at=utc_now(), status="done", detail=evil)],
+    )
+    md, page = write_index(tmp_path, context, [step], "complete", evil, None)
     text = page.read_text()
     assert evil not in text
     assert "&lt;script&gt;" in text

@@ -12,7 +12,6 @@ import pytest
 from judge_support import execute, make_case
 
 from tiap.agreement import compute_report, labels_from_workspace, write_report_and_record_gate
-from tiap.agreement.gate import require_scale_gate as require_gate_by_models
 from tiap.cases import Workspace
 from tiap.cases.events import GateEvent, GateForceEvent, read_events
 from tiap.cli import main
@@ -188,32 +187,6 @@ def test_labels_without_settings_do_not_satisfy_the_gate(
         assert all(j.labels_without_settings == N_VALIDATION for j in event.judges)
         with pytest.raises(TiapError, match="carry no request settings"):
             plan_run(ws, offline, rubric)
-
-
-def test_the_compatibility_check_carries_force_to_the_next_plan(
-    db: Path, offline: Panel, rubric: Rubric, tmp_path: Path
-) -> None:
-    with Workspace(db) as ws:
-        report_gate(ws, rubric, tmp_path / "r")
-        args = {
-            "panel": offline.name,
-            "judges": offline.judge_models,
-            "rubric": rubric,
-            "subset": None,
-        }
-        with pytest.raises(TiapError, match="scale gate failed"):
-            require_gate_by_models(ws, **args, force=False)
-        note = require_gate_by_models(ws, **args, force=True)
-        assert note is not None
-        assert "--force" in note
-        assert require_gate_by_models(ws, **{**args, "subset": "validation"}, force=False) is None
-        # the next plan on this handle goes on as forced, once, and records it once
-        plan = plan_run(ws, offline, rubric)
-        assert plan.gate.forced
-        assert len(read_events(ws, GateForceEvent)) == 1
-        with pytest.raises(TiapError, match="scale gate failed"):
-            plan_run(ws, offline, rubric)
-        assert len(read_events(ws, GateForceEvent)) == 1
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

@@ -267,27 +267,3 @@ def record_gate(
     ref = report_ref(report_dir) if report_dir is not None else None
     event = gate_event(report, ref)
     return record_event(ws, event) if event is not None else None
-
-
-# ------------------------------------------------------------------ compatibility
-
-
-def require_scale_gate(
-    ws: Workspace,
-    *,
-    panel: str,
-    judges: Mapping[str, str],
-    rubric: Rubric,
-    subset: str | None,
-    force: bool,
-) -> str | None:
-    """Compatibility for callers that check the gate before
-    :func:`tiap.judge.plan_run` instead of passing it ``force``: delegates to
-    :func:`tiap.judge.gate.require_gate_for_models` (judges as ``name -> model``; the
-    request settings are checked by ``plan_run`` itself). To be removed once every
-    caller uses ``plan_run(force=...)``."""
-    from tiap.judge.gate import require_gate_for_models
-
-    return require_gate_for_models(
-        ws, panel=panel, judges=judges, rubric=rubric, subset=subset, force=force
-    )

@@ -4,10 +4,15 @@ Errors a user can fix (:class:`~tiap.errors.TiapError`) print one line on
 stderr and exit with status 2; usage errors exit 2 with typer's message;
 Ctrl-C exits 130. Sub-commands live in one module each and import their heavy
 dependencies inside the command functions, so ``tiap --help`` starts fast.
+
+The entry point is the one place that sets up the process: offline defaults for
+litellm and Hugging Face (unless the user set them) and tiap's process tuning
+(:func:`tiap.runtime.tuned`) for the whole command.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
 import typer
@@ -70,10 +75,21 @@ def _interrupted(exc: BaseException | None) -> str:
     return "tiap: interrupted"
 
 
+#: environment defaults of the command (a user's own setting wins): litellm reads its
+#: model-cost map from the package instead of the network at import, and Hugging
+#: Face libraries do not try the hub for tokenizers (about 23 s offline otherwise).
+ENV_DEFAULTS = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_HUB_OFFLINE": "1"}
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
+    from tiap.runtime import tuned
+
+    for name, value in ENV_DEFAULTS.items():
+        os.environ.setdefault(name, value)
     try:
-        app(args=argv, prog_name="tiap")
+        with tuned():
+            app(args=argv, prog_name="tiap")
     except TiapError as exc:
         fail(" ".join(str(exc).split()))
     except KeyboardInterrupt as exc:  # typer versions that let it through

@@ -11,7 +11,7 @@ import typer
 from tiap.errors import Interrupted
 
 if TYPE_CHECKING:
-    from tiap.cli.pipeline import AuditOutcome, AuditSettings
+    from tiap.audit import AuditOutcome, AuditSettings
 
 #: Exit status when the audit stopped before the end without an error:
 #: waiting for human labels, a failed scale gate, or the budget.
@@ -24,10 +24,10 @@ def _names(text: str | None) -> list[str] | None:
 
 def _run(settings: AuditSettings) -> AuditOutcome:
     """Run the audit; Ctrl-C keeps every finished step and answered call."""
-    from tiap.cli.pipeline import run_audit
+    import tiap.audit
 
     try:
-        return run_audit(settings, say=typer.echo)
+        return tiap.audit.run_audit(settings, say=typer.echo)
     except KeyboardInterrupt:
         raise Interrupted(
             "finished steps, answered calls and stored labels are kept; run the same "
@@ -93,7 +93,7 @@ def register(app: typer.Typer) -> None:
         """The whole audit: rescore, contested cases, validation subset, judges, human
         labels, agreement and gate, then every case and the final report. Resumable: run
         the same command again to continue (exit status 3 means paused, not failed)."""
-        from tiap.cli.pipeline import AuditSettings
+        from tiap.audit import AuditSettings
 
         settings = AuditSettings(
             bundle=bundle,
@@ -124,10 +124,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """The whole audit, offline, on the sample bundle shipped with tiap and the
         offline panel (five deterministic baseline judges, no key, no network)."""
-        import os
-
-        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-        from tiap.cli.pipeline import AuditSettings
+        from tiap.audit import AuditSettings
         from tiap.traces.samples import sample_bundle_path
 
         typer.echo(

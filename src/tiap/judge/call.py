@@ -1,73 +1,120 @@
 """One model call through litellm, with tiap's retry policy.
 
 litellm is imported here, lazily, the first time a model is called (never by
-``tiap --help``, ``--dry-run`` or a re-run answered from the cache), with
-``LITELLM_LOCAL_MODEL_COST_MAP=True`` set first unless the user set it. litellm
-is called with ``max_retries=0`` and its own cache off; retries are done here
-with tenacity: exponential backoff with jitter, ``Retry-After`` honoured, and
-only for rate limits, server errors, timeouts and connection errors.
+``tiap --help``, ``--dry-run`` or a re-run answered from the cache). Set
+``LITELLM_LOCAL_MODEL_COST_MAP=True`` in the environment before that (the
+``tiap`` command does) or litellm fetches its model-cost map from the network
+at import. litellm is called with ``max_retries=0`` and its own cache off (per
+call); retries are done here with tenacity: exponential backoff with jitter,
+``Retry-After`` honoured, and only for rate limits, server errors, timeouts and
+connection errors.
+
+What litellm needs from its globals for tiap's calls (tiap's offline provider
+registered, its debug prints off, its logger quiet) is set only while calls run,
+by :func:`litellm_session`, and restored afterwards: a caller's litellm set-up
+is as it was once tiap is done.
 """
 
 from __future__ import annotations
 
-import gc
+import importlib
+import logging
 import os
+import sys
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
+from tiap import runtime
 from tiap.judge.failures import Failure, classify, retry_after_s
 from tiap.judge.panel import Panel
 
+#: per-call options that keep litellm's own cache out of every call (tiap has its own).
+NO_LITELLM_CACHE: dict[str, Any] = {"caching": False, "cache": {"no-cache": True, "no-store": True}}
 
-@cache
+
+#: litellm's tokenizer module: its import sets ``TIKTOKEN_CACHE_DIR`` in the environment.
+_TOKENIZER_MODULE = "litellm.litellm_core_utils.default_encoding"
+_import_lock = threading.Lock()
+
+
 def litellm_module() -> Any:
-    """litellm, imported and set up once per process."""
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    import logging
-
+    """litellm, imported on first use. Inside :func:`tiap.runtime.tuned` the
+    objects its import leaves are frozen out of the cyclic GC (see there)."""
     import litellm
 
-    from tiap.judge import offline
-
-    # litellm's own warnings (e.g. its logging worker changing event loop) are noise
-    # here: tiap reports every failure itself, with secrets scrubbed.
-    logging.getLogger("LiteLLM").setLevel(logging.ERROR)
-    litellm.suppress_debug_info = True
-    litellm.telemetry = False
-    litellm.cache = None
-    offline.register(litellm)
-    # litellm's import leaves some 400,000 long-lived objects: frozen, the cyclic
-    # GC no longer walks them all on every full collection (these were about 1 ms
-    # of CPU per call with 150 calls in flight). Reference counting still frees them.
-    gc.freeze()
+    _load_tokenizer()
+    runtime.long_lived("litellm")
     return litellm
 
 
-#: the cyclic GC's first threshold while calls are made (Python's default: 700).
-CALLS_GC_THRESHOLD = 20_000
+def _load_tokenizer() -> None:
+    """Load litellm's default tokenizer now, as it would on its first call, and put
+    back the environment variable its import sets (``TIKTOKEN_CACHE_DIR``): litellm
+    needs it only while that import reads the tokenizer file it ships."""
+    with _import_lock:
+        if _TOKENIZER_MODULE in sys.modules:
+            return
+        before = os.environ.get("TIKTOKEN_CACHE_DIR")
+        try:
+            importlib.import_module(_TOKENIZER_MODULE)
+        finally:
+            if before is None:
+                os.environ.pop("TIKTOKEN_CACHE_DIR", None)
+            else:
+                os.environ["TIKTOKEN_CACHE_DIR"] = before
+
+
+class _Session:
+    """How many :func:`litellm_session` blocks are open, and what they replaced."""
+
+    lock = threading.Lock()
+    depth = 0
+    stack: ExitStack | None = None
 
 
 @contextmanager
-def fewer_gc_passes() -> Iterator[None]:
-    """Run the cyclic GC less often while calls are in flight.
-
-    Each litellm call allocates thousands of container objects, many alive for
-    the whole call; with a hundred calls in flight the default thresholds make the
-    collector walk the same young objects again and again (about a tenth of the
-    CPU of a call in ``benchmarks/judge_throughput.py``). Memory is still freed by
-    reference counting; the previous thresholds are restored on exit.
-    """
-    before = gc.get_threshold()
-    gc.set_threshold(max(before[0], CALLS_GC_THRESHOLD), *before[1:])
+def _quiet(litellm: Any) -> Iterator[None]:
+    # litellm's own warnings (e.g. its logging worker changing event loop) are noise
+    # here: tiap reports every failure itself, with secrets scrubbed. Its debug
+    # prints on every exception go to stdout.
+    logger = logging.getLogger("LiteLLM")
+    level, suppress = logger.level, litellm.suppress_debug_info
+    logger.setLevel(logging.ERROR)
+    litellm.suppress_debug_info = True
     try:
         yield
     finally:
-        gc.set_threshold(*before)
+        litellm.suppress_debug_info = suppress
+        logger.setLevel(level)
+
+
+@contextmanager
+def litellm_session() -> Iterator[Any]:
+    """litellm, set up for tiap's calls while the block runs: the offline judges'
+    provider registered, debug prints suppressed, its logger at ERROR. Blocks
+    nest (also across threads); the outermost one restores what it changed."""
+    from tiap.judge import offline
+
+    litellm = litellm_module()
+    with _Session.lock:
+        if _Session.depth == 0:
+            stack = ExitStack()
+            stack.enter_context(_quiet(litellm))
+            stack.enter_context(offline.registered(litellm))
+            _Session.stack = stack
+        _Session.depth += 1
+    try:
+        yield litellm
+    finally:
+        with _Session.lock:
+            _Session.depth -= 1
+            if _Session.depth == 0 and _Session.stack is not None:
+                stack, _Session.stack = _Session.stack, None
+                stack.close()
 
 
 @dataclass
@@ -146,9 +193,9 @@ async def call_model(
     """Call the model with retries; never raises for a failed call (see ``failure``)."""
     from tenacity import AsyncRetrying, RetryError, retry_if_exception, stop_after_attempt
 
-    litellm = litellm_module()
     secrets = tuple(secrets)
     call_kwargs = dict(kwargs)
+    call_kwargs.update(NO_LITELLM_CACHE)
     if api_key is not None:
         call_kwargs["api_key"] = api_key
     outcome = CallOutcome()
@@ -170,15 +217,16 @@ async def call_model(
         reraise=True,
     )
     start = time.perf_counter()
-    try:
-        async for attempt in retrying:
-            with attempt:
-                outcome.attempts += 1
-                resp = await litellm.acompletion(**call_kwargs)
-    except RetryError as exc:  # pragma: no cover - reraise=True re-raises the last error
-        outcome.failure = classify(exc.last_attempt.exception() or exc, secrets)
-    except Exception as exc:
-        outcome.failure = classify(exc, secrets)
+    with litellm_session() as litellm:
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    outcome.attempts += 1
+                    resp = await litellm.acompletion(**call_kwargs)
+        except RetryError as exc:  # pragma: no cover - reraise=True re-raises the last error
+            outcome.failure = classify(exc.last_attempt.exception() or exc, secrets)
+        except Exception as exc:
+            outcome.failure = classify(exc, secrets)
     outcome.latency_ms = (time.perf_counter() - start) * 1000.0
     if outcome.failure is not None:
         return outcome

@@ -65,7 +65,7 @@ def _is_connection(exc: BaseException) -> bool:
 
 def classify(exc: BaseException, secrets: Iterable[str] = ()) -> Failure:
     """Classify an exception from a model call (litellm's or the transport's)."""
-    message = scrub(f"{type(exc).__name__}: {exc}", secrets)
+    message = scrub(f"{type(exc).__name__}: {exc}", secrets) or ""
     message = " ".join(message.split())[:500]
     if _is_timeout(exc):
         return Failure("timeout", True, False, 408, message)

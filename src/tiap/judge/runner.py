@@ -9,17 +9,26 @@ as soon as the call returns.
 Pairs the cache answers are labelled first, without a request (and without
 importing litellm). Other pairs are called through
 :func:`tiap.judge.call.call_model`, ``concurrency`` at a time per judge.
+
+:func:`execute` is the API (a coroutine); :func:`run_panel` plans and executes
+from synchronous code, also inside a running event loop (a notebook): see
+:func:`run_on_workspace`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
-from typing import TYPE_CHECKING, Any, Protocol
+import threading
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from tiap import runtime
+from tiap.aio import run_sync
 from tiap.cases import LabelRecord, Workspace
 from tiap.errors import TiapError
-from tiap.judge.call import CallOutcome, call_model, fewer_gc_passes
+from tiap.judge.call import CallOutcome, call_model, litellm_session
 from tiap.judge.failures import Failure, scrub
 from tiap.judge.panel import Panel
 from tiap.judge.plan import JudgePlan, Pair, RunPlan, dry_run, plan_run
@@ -30,7 +39,9 @@ from tiap.rubric import Rubric, parse_judgment
 if TYPE_CHECKING:  # imported when used: ``python -m tiap.judge.workers`` runs it as __main__
     from tiap.judge.workers import CallPool
 
-__all__ = ["Budget", "Reporter", "dry_run", "execute", "plan_run", "run_panel"]
+__all__ = ["Budget", "Reporter", "dry_run", "execute", "plan_run", "run_on_workspace", "run_panel"]
+
+T = TypeVar("T")
 
 #: a run uses worker processes by default from this many provider calls ...
 AUTO_WORKERS_MIN_CALLS = 2000
@@ -357,7 +368,11 @@ async def execute(
     run = _Run(ws, plan, Budget(max_cost), reporter, keys, pool)
     run.answer_from_cache()
     needs_pool = any(jp.to_call and not jp.judge.offline for jp in plan.judges)
-    with fewer_gc_passes():
+    use_pool = pool is not None or bool(size and needs_pool)
+    in_process = any(jp.to_call and (jp.judge.offline or not use_pool) for jp in plan.judges)
+    with runtime.calls_in_flight(), contextlib.ExitStack() as stack:
+        if in_process:
+            stack.enter_context(litellm_session())
         if pool is None and size and needs_pool:
             from tiap.judge.workers import CallPool
 
@@ -390,8 +405,30 @@ def run_panel(
     workers: int | None = None,
     force: bool = False,
 ) -> RunSummary:
-    """Plan and execute (the Python API of ``tiap judge run``). Beyond a validation
-    subset the scale gate must have passed, or ``force`` (recorded): see
+    """Plan and execute (the Python API of ``tiap judge run``), from synchronous
+    code: also inside a running event loop (see :func:`run_on_workspace`). Beyond a
+    validation subset the scale gate must have passed, or ``force`` (recorded): see
     :func:`tiap.judge.plan.plan_run`."""
     plan = plan_run(ws, panel, rubric, subset=subset, retry_failed=retry_failed, force=force)
-    return asyncio.run(execute(ws, plan, max_cost=max_cost, reporter=reporter, workers=workers))
+    return run_on_workspace(
+        ws, lambda w: execute(w, plan, max_cost=max_cost, reporter=reporter, workers=workers)
+    )
+
+
+def run_on_workspace(ws: Workspace, main: Callable[[Workspace], Coroutine[Any, Any, T]]) -> T:
+    """Run ``main(ws)`` to completion from synchronous code (:func:`tiap.aio.run_sync`).
+
+    Inside a running event loop the coroutine runs on a private loop in a worker
+    thread, and there on a connection of its own to the same workspace file (a
+    SQLite connection belongs to the thread that opened it); what it stores is
+    committed before this returns, so ``ws`` sees it.
+    """
+    caller = threading.get_ident()
+
+    async def bound() -> T:
+        if threading.get_ident() == caller:
+            return await main(ws)
+        with Workspace(ws.path, create=False) as own:
+            return await main(own)
+
+    return run_sync(bound)

@@ -30,13 +30,16 @@ import os
 import signal
 import stat
 import sys
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
+from tiap import runtime
 from tiap.errors import TiapError
-from tiap.judge.call import CallOutcome, fewer_gc_passes
+from tiap.judge.call import CallOutcome
 from tiap.judge.failures import Failure, scrub
 from tiap.judge.panel import Panel
+from tiap.judge.progress import UNAWAITED
 
 #: the longest JSON line (a request carries a case's whole prompt).
 _LINE_LIMIT = 256 * 1024 * 1024
@@ -192,7 +195,7 @@ class CallPool:
 
 
 async def _serve() -> None:
-    from tiap.judge.call import call_model, litellm_module
+    from tiap.judge.call import litellm_session
 
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=_LINE_LIMIT)
@@ -209,9 +212,22 @@ async def _serve() -> None:
     panel = Panel.model_validate(setup["panel"])
     keys: dict[str, str | None] = setup["keys"]
     secrets = tuple(setup["secrets"])
-    litellm_module()
-    writer.write(_dumps({"ready": True}))
-    await writer.drain()
+    with litellm_session():
+        writer.write(_dumps({"ready": True}))
+        await writer.drain()
+        await _answer(reader, writer, panel, keys, secrets)
+
+
+async def _answer(
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    panel: Panel,
+    keys: dict[str, str | None],
+    secrets: tuple[str, ...],
+) -> None:
+    """Answer requests until stdin closes."""
+    from tiap.judge.call import call_model
+
     tasks: set[asyncio.Task[None]] = set()
 
     async def handle(request: dict[str, Any]) -> None:
@@ -237,12 +253,20 @@ async def _serve() -> None:
 
 
 def main() -> None:
-    """Entry point of a worker process (``python -m tiap.judge.workers``)."""
+    """Entry point of a worker process (``python -m tiap.judge.workers``): a process
+    of its own, so it applies tiap's process tuning (:mod:`tiap.runtime`) for good."""
     if not all(stat.S_ISFIFO(os.fstat(fd).st_mode) for fd in (0, 1)):
         sys.exit("python -m tiap.judge.workers: started by 'tiap judge run' (needs pipes)")
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # When the parent stops (Ctrl-C), the calls in flight are cancelled; litellm has
+    # by then made some coroutines it never awaits: no warning for each one.
+    warnings.filterwarnings("ignore", UNAWAITED, RuntimeWarning)
     # a write error means the parent went away mid-reply: nobody to answer.
-    with contextlib.suppress(BrokenPipeError, ConnectionResetError), fewer_gc_passes():
+    with (
+        contextlib.suppress(BrokenPipeError, ConnectionResetError),
+        runtime.tuned(),
+        runtime.calls_in_flight(),
+    ):
         asyncio.run(_serve())
 
 

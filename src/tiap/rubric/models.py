@@ -110,7 +110,7 @@ class Rubric(BaseModel):
     @cached_property
     def output_model(self) -> type[BaseModel]:
         """The judge's reply schema: ``{"label": one of the labels, "rationale": str}``."""
-        label_type: Any = Literal[tuple(self.label_names)]  # type: ignore[valid-type]
+        label_type: Any = Literal[tuple(self.label_names)]
         return create_model(
             "Judgment",
             __config__=ConfigDict(extra="forbid"),

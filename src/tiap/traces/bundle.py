@@ -16,14 +16,14 @@ reported in :attr:`Bundle.warnings`.
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
 import tomli_w
 
+from tiap import runtime
 from tiap.errors import InputError, TiapError
 from tiap.io import iter_jsonl, parse_toml, write_jsonl
 from tiap.traces.models import BundleConfig, Memory, Query, RunConfig, RunEntry, Source
@@ -132,26 +132,13 @@ def read_bundle(path: str | Path) -> Bundle:
     """Read and validate a bundle directory.
 
     A large bundle is hundreds of thousands of small records that form no
-    reference cycles; with the cyclic garbage collector running, the
-    collections their allocation triggers walk them again and again and take
-    about half of the reading time. So the collector is paused while reading
-    (and restarted afterwards if it was running), and the new records are then
-    handed straight to its oldest generation (``gc.freeze()`` and at once
-    ``gc.unfreeze()``; skipped if the process keeps frozen objects of its
-    own), so that the frequent young-generation collections that follow do
-    not walk them either. Nothing stays frozen.
+    reference cycles: inside :func:`tiap.runtime.tuned` (the ``tiap`` command)
+    the cyclic collector pauses while they are read and they go to its oldest
+    generation afterwards (:func:`tiap.runtime.bulk_read`). Otherwise the
+    collector is left alone.
     """
-    running = gc.isenabled()
-    gc.disable()
-    try:
-        bundle = _read_bundle(Path(path))
-    finally:
-        if running:
-            gc.enable()
-    if gc.get_freeze_count() == 0:
-        gc.freeze()
-        gc.unfreeze()
-    return bundle
+    with runtime.bulk_read():
+        return _read_bundle(Path(path))
 
 
 def _read_bundle(root: Path) -> Bundle:
@@ -224,8 +211,8 @@ def _check_all(
     config: BundleConfig,
     queries: Sequence[tuple[int | None, Query]],
     sources: Sequence[tuple[int | None, Source]],
-    stores: dict[str, Sequence[tuple[int | None, Memory]]],
-    runs: dict[str, Sequence[tuple[int | None, RunEntry]]],
+    stores: Mapping[str, Sequence[tuple[int | None, Memory]]],
+    runs: Mapping[str, Sequence[tuple[int | None, RunEntry]]],
     store_files: dict[str, Path],
     run_files: dict[str, Path],
 ) -> list[str]:

@@ -7,7 +7,6 @@ workspace before the next case is drawn.
 
 from __future__ import annotations
 
-import gc
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +21,7 @@ from textual.screen import Screen
 from textual.strip import Strip
 from textual.widgets import Footer
 
+from tiap import runtime
 from tiap.annotate.session import AnnotationSession
 from tiap.annotate.tui import render
 from tiap.annotate.tui.dialogs import HelpScreen, TextPrompt
@@ -307,13 +307,9 @@ class AnnotateApp(App[None]):
 
     def on_mount(self) -> None:
         # Everything alive now (libraries, the session) lives as long as the app:
-        # keep it out of the garbage collector's full passes, which otherwise cause
-        # pauses between key presses.
-        gc.collect()
-        gc.freeze()
-
-    def on_unmount(self) -> None:
-        gc.unfreeze()
+        # inside tiap.runtime.tuned() (the tiap command) it is kept out of the garbage
+        # collector's full passes, which otherwise cause pauses between key presses.
+        runtime.long_lived("annotate-tui", collect=True)
 
     @property
     def case_screen(self) -> CaseScreen:

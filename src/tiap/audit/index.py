@@ -1,0 +1,335 @@
+"""``index.md`` and ``index.html`` of an audit: every step's figures and links to
+each report.
+
+Both are rendered from one list of blocks, so they always say the same thing;
+every text is HTML-escaped in the HTML. The figures come from the step records
+(:mod:`tiap.audit.steps`): for every step, those of the invocation that did its
+work, with when it ran, and when a later invocation found it already done.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+from tiap.audit.figures import (
+    AgreementFigures,
+    Estimate,
+    ExtractFigures,
+    HumanFigures,
+    JudgeFigures,
+    RescoreFigures,
+    Shares,
+)
+from tiap.audit.outcome import AuditContext
+from tiap.audit.settings import FINAL_DIR, INDEX_HTML, INDEX_MD, RESCORE_DIR, VALIDATION_DIR
+from tiap.audit.steps import StepName, StepRecord, shown_time
+
+
+@dataclass(frozen=True)
+class Heading:
+    text: str
+
+
+@dataclass(frozen=True)
+class Para:
+    text: str
+
+
+@dataclass(frozen=True)
+class Table:
+    header: Sequence[str]
+    rows: Sequence[Sequence[str]]
+
+
+@dataclass(frozen=True)
+class Links:
+    items: Sequence[tuple[str, str]]
+
+
+Block = Heading | Para | Table | Links
+F = TypeVar("F")
+
+
+def _num(v: float | None, digits: int = 3) -> str:
+    return "–" if v is None else f"{v:.{digits}f}"
+
+
+def _pct(v: float | None) -> str:
+    return "–" if v is None else f"{100 * v:.1f}%"
+
+
+def _ci(lo: float | None, hi: float | None) -> str:
+    return "" if lo is None or hi is None else f"[{lo:.3f}, {hi:.3f}]"
+
+
+def _estimate(e: Estimate) -> str:
+    ci = _ci(e.ci[0], e.ci[1]) if e.ci else ""
+    return f"{_num(e.value)} {ci}".rstrip()
+
+
+def _as_of(rec: StepRecord) -> str:
+    latest = rec.latest
+    return f"(figures from the run of {shown_time(latest.at)})" if latest else ""
+
+
+def _rescore_blocks(rec: StepRecord, f: RescoreFigures) -> list[Block]:
+    blocks: list[Block] = [
+        Heading("1. Target sensitivity (rescore)"),
+        Para(f"{f.n_queries} queries, {len(f.runs)} run(s) {_as_of(rec)}."),
+    ]
+    if f.n_pairs:
+        blocks.append(
+            Para(
+                f"Raw vs Canonical: {f.measure} changes for {_pct(f.changed_share)} of "
+                f"{f.n_pairs} shared (query, run) pairs; by at least 0.1 for "
+                f"{_pct(f.large_share)}."
+            )
+        )
+    rows = [
+        [d.run, d.pair, str(d.n), _num(d.mean), _ci(d.ci_low, d.ci_high)] for d in f.differences
+    ]
+    if rows:
+        header = ["run", "targets", "n shared", f"mean Δ {f.measure}", "95% CI"]
+        blocks.append(Table(header, rows))
+    blocks.append(
+        Para(
+            f"Winner flips on {f.measure}: {f.winner_flips} run pair(s) "
+            f"({f.winner_flips_all_measures} over all measures)."
+        )
+    )
+    for d in f.design:
+        winners = "; ".join(f"{t}: {', '.join(map(str, w))}" for t, w in d.winners.items())
+        flip = " (the winner flips across targets)" if d.flips else ""
+        blocks.append(Para(f"Best {d.key} on {f.measure}: {winners}{flip}."))
+    return blocks
+
+
+def _cases_blocks(rec: StepRecord, f: ExtractFigures) -> list[Block]:
+    r = f.report
+    rows = [
+        [run, str(rc.contested), ", ".join(f"{b}: {n}" for b, n in rc.buckets.items())]
+        for run, rc in sorted(r.runs.items())
+    ]
+    return [
+        Heading("2. Contested credits"),
+        Para(
+            f"{r.contested} cases where Raw misses in the top {r.k} while Source and "
+            f"Canonical give credit {_as_of(rec)}."
+        ),
+        Table(["run", "cases", "rank buckets"], rows),
+    ]
+
+
+def _agreement_para(rec: StepRecord, f: AgreementFigures) -> str:
+    return (
+        f"{f.n_cases} cases, {f.n_complete} labelled validly by every judge; "
+        f"Fleiss' kappa ({f.fleiss_scale}) {_estimate(f.fleiss)} {_as_of(rec)}."
+    )
+
+
+def _majority_table(d: Shares) -> Table:
+    rows = [[label, str(d.counts[label]), _pct(share)] for label, share in d.shares.items()]
+    rows.append(
+        ["ties / no majority / no quorum", f"{d.ties} / {d.no_majority} / {d.no_quorum}", ""]
+    )
+    return Table(["majority label", "cases", "share of decided"], rows)
+
+
+def _validation_blocks(
+    rec: StepRecord, f: AgreementFigures, records: dict[StepName, StepRecord]
+) -> list[Block]:
+    gate = f.gate
+    blocks: list[Block] = [
+        Heading("3. Validation subset: agreement and scale gate"),
+        Para(_agreement_para(rec, f)),
+        Para(
+            f"Scale gate: {gate.status}"
+            + ("" if gate.passed else " — " + "; ".join(gate.failures))
+            + "."
+        ),
+    ]
+    humans = records.get(StepName.HUMANS)
+    hf = humans.figures if humans is not None else None
+    if f.vs_humans is not None:
+        rows = [
+            [r.rater, str(r.n), _estimate(r.kappa), _pct(r.accuracy.value)] for r in f.vs_humans
+        ]
+        scale = f.vs_humans[0].scale if f.vs_humans else "binary"
+        blocks.append(Table(["rater", "n", f"kappa vs humans ({scale})", "accuracy"], rows))
+    elif isinstance(hf, HumanFigures) and not hf.required:
+        text = "No human labels were required (--no-humans): the gate used judge agreement only."
+        if hf.left_out:
+            text += (
+                f" Human labels in the workspace ({', '.join(hf.left_out)}) were left out of "
+                "the agreement reports."
+            )
+        blocks.append(Para(text))
+    judge_all = records.get(StepName.JUDGE_ALL)
+    forced = judge_all is not None and any(
+        isinstance(run.figures, JudgeFigures) and run.figures.forced for run in judge_all.runs
+    )
+    if forced:
+        blocks.append(
+            Para(
+                "The gate did not pass; every case was judged anyway because of --force "
+                "(recorded in the workspace as a gate_force event)."
+            )
+        )
+    return blocks
+
+
+def _final_blocks(rec: StepRecord, f: AgreementFigures) -> list[Block]:
+    first = f.labels[0] if f.labels else "?"
+    blocks: list[Block] = [
+        Heading("4. Every contested credit: majority vote"),
+        Para(_agreement_para(rec, f)),
+        _majority_table(f.majority),
+        Para(
+            "Share of relaxed credit that is fully supported (majority "
+            f"'{first}' among decided cases): {_pct(f.supported_share)}."
+        ),
+    ]
+    rows = [
+        [ds, str(d.n), *(_pct(d.shares.get(lab)) for lab in f.labels)]
+        for ds, d in f.by_dataset.items()
+    ]
+    blocks.append(Table(["dataset", "cases", *f.labels], rows))
+    return blocks
+
+
+def _step_rows(records: Sequence[StepRecord]) -> list[list[str]]:
+    """One row per run of each step: the runs that did its work, oldest first; the
+    last one says when a later invocation found the step already done."""
+    rows = []
+    for rec in records:
+        for i, run in enumerate(rec.runs):
+            again = ""
+            if i == len(rec.runs) - 1 and rec.found_done_at is not None:
+                again = shown_time(rec.found_done_at)
+                if rec.found_done:
+                    again += f": {rec.found_done}"
+            title = rec.title if i == 0 else ""
+            rows.append([title, run.status, run.detail, shown_time(run.at), again])
+    return rows
+
+
+def _blocks(
+    context: AuditContext,
+    records: Sequence[StepRecord],
+    status: str,
+    message: str,
+    next_command: str | None,
+    out: Path,
+) -> list[Block]:
+    c = context
+    blocks: list[Block] = [
+        Para(
+            f"Bundle {c.bundle} (dataset {c.dataset}); panel {c.panel} "
+            f"({', '.join(c.judges)}); rubric {c.rubric} ({c.rubric_hash[:12]}); "
+            f"workspace {c.workspace}."
+        ),
+        Para(f"Status: {status} — {message}."),
+    ]
+    if next_command:
+        blocks.append(Para(f"Next: {next_command}"))
+    blocks.append(
+        Table(
+            ["step", "status", "figures", "ran", "found already done"],
+            _step_rows(records),
+        )
+    )
+    links = [
+        ("rescore report", f"{RESCORE_DIR}/report.md"),
+        ("per-query scores", f"{RESCORE_DIR}/per_query.csv"),
+    ]
+    for name, sub in (("validation agreement", VALIDATION_DIR), ("final report", FINAL_DIR)):
+        if (out / sub / "report.html").exists():
+            links.append((name, f"{sub}/report.html"))
+            links.append((f"{name} (markdown)", f"{sub}/report.md"))
+    blocks.append(Links(links))
+    by_name = {r.step: r for r in records}
+    if rescore := _latest(by_name, StepName.RESCORE, RescoreFigures):
+        blocks += _rescore_blocks(*rescore)
+    if cases := _latest(by_name, StepName.EXTRACT, ExtractFigures):
+        blocks += _cases_blocks(*cases)
+    if valid := _latest(by_name, StepName.VALIDATION, AgreementFigures):
+        blocks += _validation_blocks(*valid, by_name)
+    if final := _latest(by_name, StepName.FINAL, AgreementFigures):
+        blocks += _final_blocks(*final)
+    return blocks
+
+
+def _latest(
+    by_name: dict[StepName, StepRecord], name: StepName, kind: type[F]
+) -> tuple[StepRecord, F] | None:
+    """A step's record and its latest figures, if it has figures of that kind."""
+    rec = by_name.get(name)
+    figures = rec.figures if rec is not None else None
+    return (rec, figures) if rec is not None and isinstance(figures, kind) else None
+
+
+def _md(blocks: Sequence[Block]) -> str:
+    out = ["# tiap audit", ""]
+    for b in blocks:
+        if isinstance(b, Heading):
+            out += [f"## {b.text}", ""]
+        elif isinstance(b, Para):
+            out += [b.text, ""]
+        elif isinstance(b, Table):
+            out.append("| " + " | ".join(b.header) + " |")
+            out.append("|" + "|".join("---" for _ in b.header) + "|")
+            out += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in b.rows]
+            out.append("")
+        else:
+            out += [f"- [{name}]({href})" for name, href in b.items] + [""]
+    return "\n".join(out)
+
+
+def _html(blocks: Sequence[Block]) -> str:
+    e = html.escape
+    out = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8"><title>tiap audit</title>',
+        "<style>body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;"
+        "padding:0 1rem;color:#222}table{border-collapse:collapse;margin:.5rem 0 1rem}"
+        "td,th{border:1px solid #ccc;padding:.25rem .5rem;text-align:left}"
+        "th{background:#f3f3f3}</style></head><body>",
+        "<h1>tiap audit</h1>",
+    ]
+    for b in blocks:
+        if isinstance(b, Heading):
+            out.append(f"<h2>{e(b.text)}</h2>")
+        elif isinstance(b, Para):
+            out.append(f"<p>{e(b.text)}</p>")
+        elif isinstance(b, Table):
+            out.append("<table><tr>" + "".join(f"<th>{e(h)}</th>" for h in b.header) + "</tr>")
+            out += ["<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>" for row in b.rows]
+            out.append("</table>")
+        else:
+            out.append(
+                "<ul>"
+                + "".join(f'<li><a href="{e(href)}">{e(name)}</a></li>' for name, href in b.items)
+                + "</ul>"
+            )
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"
+
+
+def write_index(
+    out: Path,
+    context: AuditContext,
+    records: Sequence[StepRecord],
+    status: str,
+    message: str,
+    next_command: str | None = None,
+) -> tuple[Path, Path]:
+    """Write ``index.md`` and ``index.html`` in ``out``; returns their paths."""
+    blocks = _blocks(context, records, status, message, next_command, out)
+    md, page = out / INDEX_MD, out / INDEX_HTML
+    md.write_text(_md(blocks), encoding="utf-8", newline="\n")
+    page.write_text(_html(blocks), encoding="utf-8", newline="\n")
+    return md, page

@@ -1,0 +1,394 @@
+"""The whole audit, in order and resumably (``tiap audit``, ``tiap demo``, notebooks).
+
+Steps, each safe to run again:
+
+1. **rescore** the bundle's runs under every target (skipped when the bundle and
+   the settings are unchanged since the last run);
+2. **extract** contested credits into the workspace (idempotent: stable ids);
+3. **sample** the validation subset (kept once drawn);
+4. **judge** the validation subset with the panel (resumes; answered calls are cached);
+5. **humans**: unless ``humans="skip"``, wait until a person has labelled every
+   validation case (the audit stops and names the ``tiap annotate`` command);
+6. **validation report**: agreement on the validation subset and the scale gate
+   (with ``humans="skip"`` every human label is left out: judges only);
+7. **judge** every case, if the gate passed or ``force`` (recorded in the workspace);
+8. **final report**: agreement and majority-vote prevalence over every case;
+9. **index**: ``index.md`` and ``index.html`` linking everything, with every
+   step's figures from the invocation that did its work (kept in the state file).
+
+The pipeline only wires the packages together: each step calls their Python
+API. :func:`run_audit_async` is the API; :func:`run_audit` runs it from
+synchronous code, also inside a running event loop (a notebook).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from tiap.aio import run_sync
+from tiap.audit.figures import (
+    AgreementFigures,
+    ExtractFigures,
+    JudgeFigures,
+    RescoreFigures,
+    SampleFigures,
+    StepFigures,
+)
+from tiap.audit.humans import annotate_command, human_progress, progress_text
+from tiap.audit.index import write_index
+from tiap.audit.outcome import AuditContext, AuditOutcome, AuditStatus
+from tiap.audit.settings import (
+    FINAL_DIR,
+    RESCORE_DIR,
+    VALIDATION_DIR,
+    AuditSettings,
+    rescore_fingerprint,
+)
+from tiap.audit.state import AuditState, read_state, write_state
+from tiap.audit.steps import StepName, StepRecord, StepRun, StepStatus, step_title, utc_now
+from tiap.errors import TiapError
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from tiap.agreement.models import AgreementReport
+    from tiap.cases import Workspace
+    from tiap.judge.panel import Panel
+    from tiap.rubric import Rubric
+    from tiap.traces.bundle import Bundle
+
+Say = Callable[[str], None]
+
+__all__ = ["Say", "run_audit", "run_audit_async"]
+
+
+class _Audit:
+    """One invocation of the audit: its settings, the state and the step records."""
+
+    def __init__(self, settings: AuditSettings, say: Say, state: AuditState) -> None:
+        self.s = settings
+        self.say = say
+        self.state = state
+        self.reached = 0
+
+    # ----------------------------------------------------------------- records
+
+    def _record(self, name: StepName) -> StepRecord:
+        rec = self.state.steps.get(name)
+        if rec is None:
+            rec = StepRecord(step=name, title=step_title(name, self.s.subset))
+            self.state.steps[name] = rec
+        return rec
+
+    def _report(self, title: str, status: str, detail: str) -> None:
+        self.reached += 1
+        write_state(self.s.out, self.state)
+        self.say(f"[{self.reached}] {title}: {status}" + (f" ({detail})" if detail else ""))
+
+    def ran(
+        self, name: StepName, status: StepStatus, detail: str, figures: StepFigures | None
+    ) -> None:
+        """The step did its work now (or found something new)."""
+        rec = self._record(name)
+        rec.add(StepRun(at=utc_now(), status=status, detail=detail, figures=figures))
+        self._report(rec.title, status, detail)
+
+    def found_done(self, name: StepName, why: str) -> None:
+        """The step's work was done by an earlier invocation: nothing to do now."""
+        rec = self._record(name)
+        rec.mark_found_done(utc_now(), why)
+        self._report(rec.title, "skipped", why)
+
+    def checked(
+        self, name: StepName, status: StepStatus, detail: str, figures: StepFigures | None
+    ) -> None:
+        """A step that is evaluated every time (human labels, agreement): a new run
+        when its outcome differs from the latest one, else the latest holds."""
+        rec = self._record(name)
+        latest = rec.latest
+        if latest is None or latest.status != status or latest.figures != figures:
+            self.ran(name, status, detail, figures)
+            return
+        rec.mark_found_done(utc_now(), "unchanged")
+        self._report(rec.title, status, detail)
+
+    # ------------------------------------------------------------------- steps
+
+    def rescore(self, bundle: Bundle) -> None:
+        from tiap.rescore import rescore_bundle, write_outputs
+
+        out = self.s.out / RESCORE_DIR
+        fp = rescore_fingerprint(self.s)
+        rec = self.state.steps.get(StepName.RESCORE)
+        if (
+            self.state.rescore_fingerprint == fp
+            and rec is not None
+            and isinstance(rec.figures, RescoreFigures)
+            and (out / "report.json").exists()
+        ):
+            self.found_done(StepName.RESCORE, "bundle and settings unchanged")
+            return
+        result = rescore_bundle(
+            bundle, ks=self.s.ks, resamples=self.s.rescore_resamples, seed=self.s.seed
+        )
+        write_outputs(result, out)
+        self.state.rescore_fingerprint = fp
+        self.ran(StepName.RESCORE, "done", f"{out}/report.md", RescoreFigures.of(result.report))
+
+    def extract(self, bundle: Bundle, ws: Workspace) -> None:
+        from tiap.cases.extract import extract_cases
+
+        report = extract_cases(bundle, ws, k=self.s.k)
+        before = self.state.steps.get(StepName.EXTRACT)
+        earlier = before.figures if before is not None else None
+        if (
+            report.added == 0
+            and isinstance(earlier, ExtractFigures)
+            and (earlier.report.contested, earlier.report.k) == (report.contested, report.k)
+        ):
+            self.found_done(StepName.EXTRACT, f"{report.contested} cases at k={report.k}, none new")
+        else:
+            self.ran(
+                StepName.EXTRACT,
+                "done",
+                f"{report.contested} cases at k={report.k}, {report.added} new",
+                ExtractFigures(report=report),
+            )
+        if ws.count_cases() == 0:
+            raise TiapError(
+                f"no contested credits in {self.s.bundle} at k={report.k}: nothing to judge "
+                "(the rescore report is in " + str(self.s.out / RESCORE_DIR) + ")"
+            )
+
+    def sample(self, ws: Workspace) -> None:
+        from tiap.cases.sample import default_overlap, sample_subset
+
+        name = self.s.subset
+        if name in ws.subsets():
+            params = ws.subset_params(name)
+            if params.get("kind") != "validation":
+                raise TiapError(f"subset '{name}' exists and is not a validation subset")
+            rec = self.state.steps.get(StepName.SAMPLE)
+            if rec is not None and rec.runs:
+                self.found_done(StepName.SAMPLE, f"'{name}' already drawn")
+                return
+            cases, overlap = len(ws.case_ids(subset=name)), len(ws.overlap_ids(name))
+            pool, seed = params.get("pool_size"), params.get("seed")
+            self.ran(
+                StepName.SAMPLE,
+                "done",
+                f"'{name}' already drawn: {cases} cases, overlap {overlap}",
+                SampleFigures(
+                    subset=name,
+                    cases=cases,
+                    overlap=overlap,
+                    pool_size=pool if isinstance(pool, int) else None,
+                    seed=seed if isinstance(seed, int) else None,
+                ),
+            )
+            return
+        overlap_n = self.s.overlap if self.s.overlap is not None else default_overlap(self.s.n)
+        result = sample_subset(
+            ws,
+            name=name,
+            n=self.s.n,
+            overlap=overlap_n,
+            seed=self.s.seed,
+            from_runs=self.s.from_runs,
+        )
+        self.ran(
+            StepName.SAMPLE,
+            "done",
+            f"'{name}': {len(result.case_ids)} cases, overlap {len(result.overlap_ids)}",
+            SampleFigures(
+                subset=name,
+                cases=len(result.case_ids),
+                overlap=len(result.overlap_ids),
+                pool_size=result.pool_size,
+                seed=self.s.seed,
+            ),
+        )
+
+    async def judge(
+        self, ws: Workspace, panel: Panel, rubric: Rubric, subset: str | None, force: bool
+    ) -> bool:
+        """Judge; returns False when the budget stopped the run. Beyond the validation
+        subset the plan applies the scale gate (``force`` goes past it, recorded)."""
+        from tiap.judge import plan_run
+        from tiap.judge.progress import execute_with_progress
+
+        name = StepName.JUDGE_SUBSET if subset is not None else StepName.JUDGE_ALL
+        plan = plan_run(ws, panel, rubric, subset=subset, force=force)
+        forced = plan.gate.forced
+        if plan.gate_note:
+            self.say(f"warning: {plan.gate_note}")
+        summary = await execute_with_progress(
+            ws, plan, max_cost=self.s.max_cost, progress=self.s.progress
+        )
+        invalid = sum(summary.invalid.values())
+        detail = (
+            f"{summary.cases} cases x {len(summary.judges)} judges: {summary.calls} calls, "
+            f"{summary.cache_hits} cached, {summary.valid} valid, {invalid} invalid"
+        )
+        status: StepStatus = "done"
+        if summary.errors:
+            status = "failed"
+        elif summary.stopped_by_budget:
+            status, detail = "stopped", detail + "; stopped by the budget"
+        rec = self.state.steps.get(name)
+        idle = summary.calls == 0 and summary.cache_hits == 0
+        if idle and status == "done" and rec is not None and rec.status == "done":
+            self.found_done(name, "every case already judged by every judge")
+        else:
+            self.ran(name, status, detail, JudgeFigures(summary=summary, forced=forced))
+        if summary.errors:
+            raise TiapError("judges stopped: " + "; ".join(summary.errors))
+        return not summary.stopped_by_budget
+
+    def humans(self, ws: Workspace) -> str | None:
+        """None when the audit may go on to the gate; else the command to run."""
+        s = self.s
+        if s.humans == "skip":
+            figures = human_progress(ws, s.subset, required=False)
+            detail = "--no-humans: the gate uses judges only"
+            if figures.left_out:
+                detail += f"; labels of {', '.join(figures.left_out)} left out of the reports"
+            self.checked(StepName.HUMANS, "skipped", detail, figures)
+            return None
+        figures = human_progress(ws, s.subset)
+        if figures.complete:
+            self.checked(
+                StepName.HUMANS, "done", f"complete: {', '.join(figures.complete)}", figures
+            )
+            return None
+        self.checked(StepName.HUMANS, "waiting", progress_text(figures), figures)
+        return annotate_command(str(s.workspace), s.subset)
+
+    def agreement(
+        self, ws: Workspace, rubric: Rubric, judges: list[str], subset: str | None, out: Path
+    ) -> AgreementReport:
+        from tiap.agreement import compute_report, labels_from_workspace, record_gate, write_report
+
+        table = labels_from_workspace(ws, subset=subset)
+        if self.s.humans == "skip":
+            # judges only: human labels are neither raters nor the reference
+            table = table.without([r.name for r in table.raters if r.kind != "judge"])
+        present = set(table.rater_names)
+        raters = [j for j in judges if j in present]
+        if not raters:
+            raise TiapError(f"no labels from the panel's judges on {subset or 'the cases'}")
+        report = compute_report(
+            table,
+            rubric,
+            raters=raters,
+            reference=self.s.reference,
+            resamples=self.s.agreement_resamples,
+            seed=self.s.seed,
+            min_fleiss=self.s.min_fleiss,
+            min_judge_kappa=self.s.min_judge_kappa,
+        )
+        write_report(report, out)
+        if subset is not None:
+            record_gate(ws, report)
+        return report
+
+
+async def run_audit_async(settings: AuditSettings, say: Say = print) -> AuditOutcome:
+    """Run (or continue) an audit; see the module doc for the steps. ``say``
+    receives one line per step (and warnings)."""
+    from tiap.cases import Workspace
+    from tiap.judge import load_panel
+    from tiap.rubric import load_rubric
+    from tiap.traces.bundle import read_bundle
+
+    s = settings
+    if s.humans == "skip" and s.reference is not None:
+        raise TiapError(
+            "--reference names the human reference, and --no-humans leaves human labels "
+            "out: use one of them"
+        )
+    started = utc_now()
+    s.out.mkdir(parents=True, exist_ok=True)
+    panel = load_panel(s.panel)
+    rubric = load_rubric(s.rubric)
+    judges = [j.name for j in panel.judges]
+    state, warning = read_state(s.out)
+    if warning:
+        say(f"warning: {warning}")
+    audit = _Audit(s, say, state.for_context(s.context_key()))
+    bundle = read_bundle(s.bundle)
+    context = AuditContext(
+        bundle=str(s.bundle),
+        dataset=bundle.config.dataset,
+        panel=panel.name,
+        judges=judges,
+        rubric=rubric.id,
+        rubric_hash=rubric.content_hash,
+        workspace=str(s.workspace),
+        subset=s.subset,
+        humans=s.humans,
+    )
+    reports: dict[str, AgreementReport] = {}
+
+    def finish(status: AuditStatus, message: str, next_command: str | None = None) -> AuditOutcome:
+        records = audit.state.ordered()
+        md, html = write_index(s.out, context, records, status, message, next_command)
+        return AuditOutcome(
+            status=status,
+            message=message,
+            started_at=started,
+            context=context,
+            steps=records,
+            index_md=md,
+            index_html=html,
+            next_command=next_command,
+            validation=reports.get("validation"),
+            final=reports.get("final"),
+        )
+
+    budget = "stopped by --max-cost; run the same command to continue"
+    audit.rescore(bundle)
+    await asyncio.sleep(0)  # a point where Ctrl-C (cancellation) takes effect
+    with Workspace(s.workspace) as ws:
+        audit.extract(bundle, ws)
+        audit.sample(ws)
+        if not await audit.judge(ws, panel, rubric, s.subset, force=False):
+            return finish("budget", budget)
+        command = audit.humans(ws)
+        if command is not None:
+            return finish(
+                "waiting",
+                "human labels are needed on the validation subset before the gate; "
+                "label them, then run the same audit command again",
+                command,
+            )
+        val = audit.agreement(ws, rubric, judges, s.subset, s.out / VALIDATION_DIR)
+        reports["validation"] = val
+        gate = val.gate
+        audit.checked(
+            StepName.VALIDATION,
+            "done" if gate.passed else "failed",
+            gate.status + ("" if gate.passed else ": " + "; ".join(gate.failures)),
+            AgreementFigures.of(val),
+        )
+        if not gate.passed and not s.force:
+            return finish(
+                "gate_failed",
+                "the scale gate failed: "
+                + "; ".join(gate.failures)
+                + " (see validation/report.md; improve the panel or rubric, or use --force)",
+            )
+        if not await audit.judge(ws, panel, rubric, None, force=s.force):
+            return finish("budget", budget)
+        final = audit.agreement(ws, rubric, judges, None, s.out / FINAL_DIR)
+        reports["final"] = final
+        audit.checked(StepName.FINAL, "done", f"{final.n_cases} cases", AgreementFigures.of(final))
+    return finish("complete", "audit complete")
+
+
+def run_audit(settings: AuditSettings, say: Say = print) -> AuditOutcome:
+    """:func:`run_audit_async` from synchronous code; inside a running event loop
+    (a notebook) it runs on a private loop in a worker thread (see :mod:`tiap.aio`)."""
+    return run_sync(lambda: run_audit_async(settings, say))

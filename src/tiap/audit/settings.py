@@ -1,0 +1,86 @@
+"""What shapes an audit (:class:`AuditSettings`) and where its files go."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+STATE_FILE = "audit_state.json"
+WORKSPACE_FILE = "workspace.sqlite"
+RESCORE_DIR = "rescore"
+VALIDATION_DIR = "validation"
+FINAL_DIR = "final"
+INDEX_MD = "index.md"
+INDEX_HTML = "index.html"
+
+
+class AuditSettings(BaseModel):
+    """Everything that shapes an audit. Defaults are the paper's.
+
+    ``humans="skip"`` (``--no-humans``) does not wait for human labels, and the
+    agreement reports then leave every human label out: the gate is on judge
+    agreement only.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    bundle: Path
+    out: Path
+    panel: str
+    db: Path | None = None
+    rubric: str = "contested-credit"
+    k: int | None = Field(default=None, ge=1)
+    ks: str = "10,60"
+    subset: str = "validation"
+    n: int = Field(default=115, ge=1)
+    overlap: int | None = Field(default=None, ge=0)
+    seed: int = 1337
+    from_runs: list[str] | None = None
+    humans: Literal["required", "skip"] = "required"
+    reference: str | None = None
+    min_fleiss: float = 0.80
+    min_judge_kappa: float = 0.60
+    rescore_resamples: int = 3000
+    agreement_resamples: int = 1000
+    max_cost: float | None = Field(default=None, ge=0)
+    force: bool = False
+    progress: bool = True
+
+    @property
+    def workspace(self) -> Path:
+        return self.db if self.db is not None else self.out / WORKSPACE_FILE
+
+    def context_key(self) -> str:
+        """A hash of the settings that decide *what* the steps work on: the bundle,
+        the workspace, the panel, the rubric, the cut-off and the subset's name.
+        Step records kept for other values are dropped. The rest only change later
+        verdicts (thresholds, the reference, ``humans``, ``force``, the budget),
+        the draw of a subset that is kept once drawn (``n``, ``overlap``, ``seed``,
+        ``from_runs``) or the rescore, which has a fingerprint of its own."""
+        data = {
+            "bundle": str(self.bundle),
+            "workspace": str(self.workspace),
+            "panel": self.panel,
+            "rubric": self.rubric,
+            "k": self.k,
+            "subset": self.subset,
+        }
+        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+
+
+def rescore_fingerprint(settings: AuditSettings) -> str:
+    """sha256 over the bundle's files and the rescoring settings."""
+    h = hashlib.sha256()
+    root = settings.bundle
+    for p in sorted(p for p in root.rglob("*") if p.is_file()):
+        h.update(str(p.relative_to(root)).encode())
+        h.update(b"\0")
+        with p.open("rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+    h.update(f"{settings.ks}|{settings.rescore_resamples}|{settings.seed}".encode())
+    return h.hexdigest()

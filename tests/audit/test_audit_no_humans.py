@@ -1,0 +1,82 @@
+"""`tiap audit --no-humans` gates on judge agreement only, even when the workspace
+holds human labels that disagree with the judges."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from audit_support import run_tiap
+
+from tiap.cases import LabelRecord, Workspace
+from tiap.rubric import load_rubric
+
+VS_HUMANS = "vs the human reference"
+
+
+def _disagreeing_human_labels(db: Path) -> None:
+    """A person labels every validation case with the binary opposite of the judges'
+    majority: relevant where most judges say not relevant, and the other way round."""
+    binary = load_rubric().binary
+    with Workspace(db, create=False) as ws:
+        cases = ws.case_ids(subset="validation")
+        judged = ws.latest_labels(case_ids=cases, rater_kind="judge")
+        for cid in cases:
+            votes = [binary[r.label] for r in judged if r.case_id == cid and r.label]
+            relevant = sum(v == "relevant" for v in votes) * 2 > len(votes)
+            label = "does_not_support" if relevant else "supports"
+            ws.add_label(LabelRecord(case_id=cid, rater="ann", rater_kind="human", label=label))
+
+
+def test_no_humans_ignores_disagreeing_human_labels_for_the_gate(
+    tmp_path: Path, sample_bundle_dir: Path
+) -> None:
+    out = tmp_path / "audit"
+    args = ("audit", sample_bundle_dir, "--out", out, "--panel", "offline", "--n", "8")
+    lenient = ("--min-fleiss", "0", "--no-progress")
+    paused = run_tiap(*args, *lenient, cwd=tmp_path)
+    assert paused.returncode == 3, paused.stderr  # waiting for human labels
+    db = out / "workspace.sqlite"
+    _disagreeing_human_labels(db)
+
+    # With humans required, these labels fail the gate on judge-vs-human kappa ...
+    with_humans = run_tiap(*args, *lenient, cwd=tmp_path)
+    assert with_humans.returncode == 3, with_humans.stderr
+    assert VS_HUMANS in with_humans.stderr
+    report = json.loads((out / "validation/report.json").read_text())
+    assert report["vs_reference"]["available"] is True
+    assert any(VS_HUMANS in f for f in report["gate"]["failures"])
+
+    # ... with --no-humans the gate is on judge agreement only, and passes.
+    judges_only = run_tiap(*args, *lenient, "--no-humans", cwd=tmp_path)
+    assert judges_only.returncode == 0, judges_only.stderr
+    assert VS_HUMANS not in judges_only.stdout + judges_only.stderr
+    for sub in ("validation", "final"):
+        report = json.loads((out / sub / "report.json").read_text())
+        assert not [f for f in report["gate"]["failures"] if VS_HUMANS in f]
+        assert report["vs_reference"]["available"] is False
+        assert "ann" not in report["included_raters"]
+        assert "ann" not in {r["name"] for r in report["raters"]}
+    gate = json.loads((out / "validation/report.json").read_text())["gate"]
+    assert (gate["status"], gate["passed"], gate["failures"]) == ("PASS", True, [])
+    index = (out / "index.md").read_text(encoding="utf-8")
+    assert "Scale gate: PASS" in index
+    assert "Human labels in the workspace (ann) were left out" in index
+
+
+def test_no_humans_with_a_reference_is_bad_input(tmp_path: Path, sample_bundle_dir: Path) -> None:
+    res = run_tiap(
+        "audit",
+        sample_bundle_dir,
+        "--out",
+        tmp_path / "o",
+        "--panel",
+        "offline",
+        "--no-humans",
+        "--reference",
+        "ann",
+        cwd=tmp_path,
+    )
+    assert res.returncode == 2
+    assert res.stderr.strip().count("\n") == 0
+    assert "--no-humans" in res.stderr
