@@ -29,6 +29,7 @@ from tiap.cli.traces_common import (
     store_option,
     write_result,
 )
+from tiap.traces.datasets import DATASETS
 
 if TYPE_CHECKING:
     from tiap.traces.dataset import DatasetTraces
@@ -100,10 +101,8 @@ def build_locomo(
 ) -> None:
     """LoCoMo: turns as sources, QA items as queries; stores raw, observations,
     parser-D1/D5/D8 and summaries."""
-    from tiap.traces.locomo import load_locomo
-
     _build(
-        lambda: load_locomo(path, keep_duplicates=keep_duplicates),
+        lambda: DATASETS["locomo"].load(path, keep_duplicates=keep_duplicates),
         str(path),
         out,
         stores=store,
@@ -131,10 +130,8 @@ def build_longmemeval(
     quiet: bool = QUIET,
 ) -> None:
     """LongMemEval: one haystack per question; stores raw and parser-D1/D5/D8."""
-    from tiap.traces.longmemeval import load_longmemeval
-
     _build(
-        lambda: load_longmemeval(path, granularity=granularity, evidence=evidence),
+        lambda: DATASETS["longmemeval"].load(path, granularity=granularity, evidence=evidence),
         str(path),
         out,
         stores=store,
@@ -165,10 +162,8 @@ def build_beam(
 ) -> None:
     """BEAM: every message a source, probing questions as queries (ranked within their
     conversation); stores raw and parser-D1/D5/D8."""
-    from tiap.traces.beam import load_beam
-
     _build(
-        lambda: load_beam(directory, scale=scale, max_chars=max_chars),
+        lambda: DATASETS["beam"].load(directory, scale=scale, max_chars=max_chars),
         str(directory),
         out,
         stores=store,
@@ -199,10 +194,8 @@ def build_lmeb(
 ) -> None:
     """LMEB/BEIR retrieval data: corpus items as raw memories, qrels > 0 as evidence;
     store raw (the only one: there is no lineage to derive from)."""
-    from tiap.traces.lmeb import load_lmeb
-
     _build(
-        lambda: load_lmeb(directory),
+        lambda: DATASETS["lmeb"].load(directory),
         str(directory),
         out,
         stores=None,

@@ -24,6 +24,7 @@ from tiap.cli.traces_common import (
     write_result,
 )
 from tiap.errors import TiapError
+from tiap.traces.datasets import DATASETS
 
 if TYPE_CHECKING:
     from tiap.traces.dataset import DatasetTraces
@@ -196,10 +197,8 @@ def import_locomo(
     quiet: bool = QUIET,
 ) -> None:
     """Exports of a system run on LoCoMo (sources conv-26:D1:3, queries conv-26:q37)."""
-    from tiap.traces.locomo import load_locomo
-
     _import(
-        lambda: load_locomo(path, keep_duplicates=keep_duplicates),
+        lambda: DATASETS["locomo"].load(path, keep_duplicates=keep_duplicates),
         str(path),
         out,
         memories=memories,
@@ -229,10 +228,8 @@ def import_longmemeval(
     quiet: bool = QUIET,
 ) -> None:
     """Exports of a system run on LongMemEval (sources QID:SESSION:N, queries QID)."""
-    from tiap.traces.longmemeval import load_longmemeval
-
     _import(
-        lambda: load_longmemeval(path, granularity=granularity, evidence=evidence),
+        lambda: DATASETS["longmemeval"].load(path, granularity=granularity, evidence=evidence),
         str(path),
         out,
         memories=memories,
@@ -263,10 +260,8 @@ def import_beam(
 ) -> None:
     """Exports of a system run on BEAM (sources BEAM-100K-3:17, queries
     BEAM-100K-3:summarization:0)."""
-    from tiap.traces.beam import load_beam
-
     _import(
-        lambda: load_beam(directory, scale=scale, max_chars=max_chars),
+        lambda: DATASETS["beam"].load(directory, scale=scale, max_chars=max_chars),
         str(directory),
         out,
         memories=memories,
@@ -294,10 +289,8 @@ def import_lmeb(
     quiet: bool = QUIET,
 ) -> None:
     """Exports of a system run on LMEB/BEIR data (sources are the corpus ids)."""
-    from tiap.traces.lmeb import load_lmeb
-
     _import(
-        lambda: load_lmeb(directory),
+        lambda: DATASETS["lmeb"].load(directory),
         str(directory),
         out,
         memories=memories,
