@@ -56,16 +56,24 @@ class Memory(_Strict):
     """One stored memory with its lineage (``stores/NAME.jsonl``).
 
     ``raw`` marks the stored raw source turn; ``canonical`` marks a transformed
-    serving memory. ``source_ids`` lists every source the memory derives from.
+    serving memory. ``source_ids`` lists every source the memory derives from;
+    a memory with none (imported without resolvable lineage) is *unlinked*: it
+    can be ranked but is in no target. A raw memory needs its source.
     """
 
     memory_id: str = Field(min_length=1)
     text: str
-    source_ids: list[str] = Field(min_length=1)
+    source_ids: list[str]
     raw: bool
     canonical: bool
     conversation_id: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _raw_has_source(self) -> Memory:
+        if self.raw and not self.source_ids:
+            raise ValueError("a raw memory needs its source in 'source_ids'")
+        return self
 
 
 class RunEntry(_Strict):
