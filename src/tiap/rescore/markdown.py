@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
-from tiap.rescore.report_models import Interval, RescoreReport, Share
+from tiap.rescore.report_models import DesignFamily, Interval, RescoreReport, Share
 
 DASH = "–"
 
@@ -19,12 +19,6 @@ def _signed(value: float | None, digits: int = 4) -> str:
 
 def _pct(value: float | None) -> str:
     return DASH if value is None else f"{100 * value:.1f}%"
-
-
-def _p(value: float | None) -> str:
-    if value is None:
-        return DASH
-    return f"{value:.1e}" if value < 1e-4 else f"{value:.4f}"
 
 
 def _ci(iv: Interval) -> str:
@@ -54,36 +48,46 @@ def _share_cells(s: Share) -> list[str]:
     ]
 
 
-def render(report: RescoreReport) -> str:
+def _pct_label(report: RescoreReport) -> str:
+    """The confidence level as the headings quote it (``95%``)."""
+    return f"{report.parameters.confidence:.0%}"
+
+
+def _title(report: RescoreReport) -> list[str]:
     p = report.parameters
-    pm = p.primary_measure
-    pct = f"{p.confidence:.0%}"
     title = report.dataset + (f" ({report.bundle_name})" if report.bundle_name else "")
-    out = [
+    return [
         f"# Target sensitivity: {title}",
         "",
         f"{report.n_queries} queries, {len(p.runs)} runs ({', '.join(p.runs)}), targets "
-        f"{', '.join(p.targets)}; measures {', '.join(p.measures)}. Primary measure: **{pm}**. "
-        f"Paired bootstrap: {p.resamples} resamples, seed {p.seed}, {pct} percentile intervals.",
+        f"{', '.join(p.targets)}; measures {', '.join(p.measures)}. Primary measure: "
+        f"**{p.primary_measure}**. Paired bootstrap: {p.resamples} resamples, seed {p.seed}, "
+        f"{_pct_label(report)} percentile intervals.",
         "",
     ]
 
-    out += [
+
+def _means(report: RescoreReport) -> list[str]:
+    measures = report.parameters.measures
+    out = [
         "## Means per run and target",
         "",
         "Each target on its own query set (queries whose target is non-empty).",
         "",
     ]
-    out += table(
-        ["run", "target", "n", "excluded", *p.measures],
+    return out + table(
+        ["run", "target", "n", "excluded", *measures],
         (
-            [run, t, s.n_evaluated, s.n_empty_target, *(_num(s.means[m]) for m in p.measures)]
+            [run, t, s.n_evaluated, s.n_empty_target, *(_num(s.means[m]) for m in measures)]
             for run, rr in report.runs.items()
             for t, s in rr.targets.items()
         ),
     )
 
-    out += [
+
+def _differences(report: RescoreReport) -> list[str]:
+    pm, pct = report.parameters.primary_measure, _pct_label(report)
+    out = [
         "## Paired differences on shared subsets",
         "",
         f"B−A per query on queries where both targets are non-empty; {pct} CI.",
@@ -105,20 +109,22 @@ def render(report: RescoreReport) -> str:
         ),
     )
     out += ["All measures (Δ [CI]):", ""]
-    out += table(
-        ["run", "pair", *p.measures],
+    return out + table(
+        ["run", "pair", *report.parameters.measures],
         (
-            [run, name, *(_ci(tp.difference[m]) for m in p.measures)]
+            [run, name, *(_ci(tp.difference[m]) for m in report.parameters.measures)]
             for run, rr in report.runs.items()
             for name, tp in rr.pairs.items()
         ),
     )
 
-    out += [
+
+def _instability(report: RescoreReport) -> list[str]:
+    pm, large = report.parameters.primary_measure, report.parameters.large_change
+    out = [
         "## Query-level instability",
         "",
-        f"Shared queries whose {pm} changes between the two targets, and by at least "
-        f"{p.large_change:g}.",
+        f"Shared queries whose {pm} changes between the two targets, and by at least {large:g}.",
         "",
     ]
     rows = [
@@ -130,7 +136,7 @@ def render(report: RescoreReport) -> str:
         ["all runs", name, *_share_cells(pp.instability[pm].overall)]
         for name, pp in report.pooled.items()
     ]
-    out += table(["run", "pair", "n shared", "changed", f"|Δ| ≥ {p.large_change:g}"], rows)
+    out += table(["run", "pair", "n shared", "changed", f"|Δ| ≥ {large:g}"], rows)
     cat_rows = [
         [cat, name, *_share_cells(s)]
         for name, pp in report.pooled.items()
@@ -138,16 +144,20 @@ def render(report: RescoreReport) -> str:
     ]
     if cat_rows:
         out += ["By query category (all runs):", ""]
-        out += table(["category", "pair", "n", "changed", f"|Δ| ≥ {p.large_change:g}"], cat_rows)
+        out += table(["category", "pair", "n", "changed", f"|Δ| ≥ {large:g}"], cat_rows)
+    return out
 
-    out += [
+
+def _confound(report: RescoreReport) -> list[str]:
+    pm = report.parameters.primary_measure
+    out = [
         "## Set-size confound",
         "",
         f"Pearson r between |B|−|A| and the B−A {pm} shift over (query, run) pairs; "
         "mean shift and one-sample t where B has exactly one more memory.",
         "",
     ]
-    out += table(
+    return out + table(
         ["pair", "n", "r", "p", "r²", "n (+1)", "mean shift (+1)", "t", "p (t)"],
         (
             [
@@ -166,8 +176,10 @@ def render(report: RescoreReport) -> str:
         ),
     )
 
-    out += ["## Cut-off sensitivity", "", "All runs pooled; relative shift = (B−A)/A.", ""]
-    out += table(
+
+def _cutoffs(report: RescoreReport) -> list[str]:
+    out = ["## Cut-off sensitivity", "", "All runs pooled; relative shift = (B−A)/A.", ""]
+    return out + table(
         ["pair", "measure", "mean A", "mean B", "shift", "relative"],
         (
             [
@@ -184,7 +196,10 @@ def render(report: RescoreReport) -> str:
         ),
     )
 
-    out += [
+
+def _run_pairs(report: RescoreReport) -> list[str]:
+    pm, pct = report.parameters.primary_measure, _pct_label(report)
+    out = [
         "## Run comparisons and winner flips",
         "",
         f"run_a − run_b on queries where the target is non-empty for both runs; {pct} CI.",
@@ -198,6 +213,11 @@ def render(report: RescoreReport) -> str:
             for t, rt in rp.targets.items()
         ),
     )
+    return out + _winner_flips(report)
+
+
+def _winner_flips(report: RescoreReport) -> list[str]:
+    pm = report.parameters.primary_measure
     flips = [
         [
             rp.run_a,
@@ -206,54 +226,64 @@ def render(report: RescoreReport) -> str:
             if rp.winner_flip[pm]
             else "no",
             ", ".join(f"{t}: {w}" for t, w in rp.winner[pm].items()),
-            ", ".join(m for m in p.measures if rp.winner_flip[m]),
+            ", ".join(m for m in report.parameters.measures if rp.winner_flip[m]),
         ]
         for rp in report.run_pairs
         if any(rp.winner_flip.values())
     ]
-    if flips:
-        n_flips = sum(sum(rp.winner_flip.values()) for rp in report.run_pairs)
-        out += [f"Winner flips ({n_flips} over all run pairs and measures):", ""]
-        out += table(
-            ["run A", "run B", f"flip on {pm}", f"winner on {pm} per target", "measures that flip"],
-            flips,
-        )
-    else:
-        out += ["No winner flips.", ""]
+    if not flips:
+        return ["No winner flips.", ""]
+    n_flips = sum(sum(rp.winner_flip.values()) for rp in report.run_pairs)
+    out = [f"Winner flips ({n_flips} over all run pairs and measures):", ""]
+    return out + table(
+        ["run A", "run B", f"flip on {pm}", f"winner on {pm} per target", "measures that flip"],
+        flips,
+    )
 
-    out += ["## Design recommendation", ""]
+
+def _design(report: RescoreReport) -> list[str]:
+    out = ["## Design recommendation", ""]
     if not report.design:
         out += ["No runs differ in exactly one setting.", ""]
     for fam in report.design:
-        fixed = ", ".join(f"{k}={v}" for k, v in sorted(fam.fixed.items())) or "nothing else"
-        out += [f"### {fam.key} (fixed: {fixed})", ""]
-        labels = [f"{s.label} ({s.run})" for s in fam.settings]
-        out += table(
-            ["target", "n", *labels, "winner"],
-            (
-                [
-                    t,
-                    fam.n_shared[t],
-                    *(_num(fam.means[t][pm][s.run]) for s in fam.settings),
-                    ", ".join(fam.winner[t][pm]) or DASH,
-                ]
-                for t in fam.means
-            ),
-        )
-        out += [f"Winning {fam.key} per measure:", ""]
-        out += table(
-            ["measure", *fam.means, "flip"],
-            (
-                [
-                    m,
-                    *(", ".join(fam.winner[t][m]) or DASH for t in fam.means),
-                    "yes" if fam.winner_flip[m] else "no",
-                ]
-                for m in p.measures
-            ),
-        )
+        out += _design_family(report, fam)
+    return out
 
-    out += [
+
+def _design_family(report: RescoreReport, fam: DesignFamily) -> list[str]:
+    pm = report.parameters.primary_measure
+    fixed = ", ".join(f"{k}={v}" for k, v in sorted(fam.fixed.items())) or "nothing else"
+    out = [f"### {fam.key} (fixed: {fixed})", ""]
+    labels = [f"{s.label} ({s.run})" for s in fam.settings]
+    out += table(
+        ["target", "n", *labels, "winner"],
+        (
+            [
+                t,
+                fam.n_shared[t],
+                *(_num(fam.means[t][pm][s.run]) for s in fam.settings),
+                ", ".join(fam.winner[t][pm]) or DASH,
+            ]
+            for t in fam.means
+        ),
+    )
+    out += [f"Winning {fam.key} per measure:", ""]
+    return out + table(
+        ["measure", *fam.means, "flip"],
+        (
+            [
+                m,
+                *(", ".join(fam.winner[t][m]) or DASH for t in fam.means),
+                "yes" if fam.winner_flip[m] else "no",
+            ]
+            for m in report.parameters.measures
+        ),
+    )
+
+
+def _exclusions(report: RescoreReport) -> list[str]:
+    targets = report.parameters.targets
+    out = [
         "## Exclusions",
         "",
         "Queries with an empty target are left out of that target's figures.",
@@ -263,7 +293,7 @@ def render(report: RescoreReport) -> str:
         [
             "run",
             "store",
-            *(f"empty {t}" for t in p.targets),
+            *(f"empty {t}" for t in targets),
             "missing from run",
             "rankings with repeats",
         ],
@@ -271,7 +301,7 @@ def render(report: RescoreReport) -> str:
             [
                 run,
                 rr.store,
-                *(rr.targets[t].n_empty_target for t in p.targets),
+                *(rr.targets[t].n_empty_target for t in targets),
                 rr.n_missing_queries,
                 rr.n_rankings_with_repeats,
             ]
@@ -282,7 +312,29 @@ def render(report: RescoreReport) -> str:
     out += [f"- {w}" for w in report.warnings.messages[:20]]
     if report.warnings.messages:
         out.append("")
+    return out
 
-    out += ["## Conventions", ""]
-    out += [f"- **{k}**: {v}" for k, v in report.conventions.items()]
+
+def _conventions(report: RescoreReport) -> list[str]:
+    return ["## Conventions", "", *(f"- **{k}**: {v}" for k, v in report.conventions.items())]
+
+
+#: The report's sections, in order.
+SECTIONS: tuple[Callable[[RescoreReport], list[str]], ...] = (
+    _title,
+    _means,
+    _differences,
+    _instability,
+    _confound,
+    _cutoffs,
+    _run_pairs,
+    _design,
+    _exclusions,
+    _conventions,
+)
+
+
+def render(report: RescoreReport) -> str:
+    """``report.md``: every section of :data:`SECTIONS` in turn."""
+    out = [line for section in SECTIONS for line in section(report)]
     return "\n".join(out).rstrip() + "\n"

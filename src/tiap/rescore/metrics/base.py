@@ -203,7 +203,7 @@ def parse_measure(text: str) -> Measure:
 
 
 def parse_measures(
-    spec: str | Sequence[str] | None = None, ks: Iterable[int] = DEFAULT_KS
+    spec: str | Sequence[str] | None = None, ks: str | Iterable[int] = DEFAULT_KS
 ) -> tuple[Measure, ...]:
     """Measures from ``"ndcg,recall@60,p"``: a bare family expands to every cut-off in ``ks``.
 
