@@ -1,5 +1,6 @@
 """``report.html``: one self-contained page (inline CSS and SVG, no scripts, no
-external assets). Every name, label and note is HTML-escaped."""
+external assets). Every name, label and note is made inert and HTML-escaped
+(:func:`tiap.agreement.svg.e`)."""
 
 from __future__ import annotations
 

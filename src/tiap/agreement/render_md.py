@@ -1,4 +1,6 @@
-"""``report.md``: the agreement report as Markdown tables."""
+"""``report.md``: the agreement report as Markdown tables. Every name, label, note
+and figure is escaped with :func:`tiap.text.inert_md` (controls made visible,
+Markdown literal)."""
 
 from __future__ import annotations
 
@@ -6,16 +8,7 @@ from collections.abc import Sequence
 
 from tiap.agreement import fmt, tables
 from tiap.agreement.models import AgreementReport
-
-
-def esc(text: object) -> str:
-    """Text safe inside a Markdown table cell (no raw HTML, no cell breaks)."""
-    s = " ".join(str(text).split())
-    for a, b in (("\\", "\\\\"), ("|", "\\|"), ("&", "&amp;"), ("<", "&lt;"), (">", "&gt;")):
-        s = s.replace(a, b)
-    for ch in "*`":
-        s = s.replace(ch, "\\" + ch)
-    return s
+from tiap.text import inert_md as esc
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:

@@ -1,15 +1,17 @@
 """``index.md`` and ``index.html`` of an audit: every step's figures and links to
 each report.
 
-Both are rendered from one list of blocks, so they always say the same thing;
-every text is HTML-escaped in the HTML. The figures come from the step records
-(:mod:`tiap.audit.steps`): for every step, those of the invocation that did its
-work, with when it ran, and when a later invocation found it already done.
+Both are rendered from one list of blocks, so they always say the same thing.
+Paragraphs and table cells quote data (paths, run, panel, judge and rater names,
+messages), so they are made inert and escaped: with :func:`tiap.text.inert_md` in
+the Markdown, with :func:`tiap.text.inert_html` in the HTML. The figures come from
+the step records (:mod:`tiap.audit.steps`): for every step, those of the
+invocation that did its work, with when it ran, and when a later invocation found
+it already done.
 """
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +29,7 @@ from tiap.audit.figures import (
 from tiap.audit.outcome import AuditContext
 from tiap.audit.settings import FINAL_DIR, INDEX_HTML, INDEX_MD, RESCORE_DIR, VALIDATION_DIR
 from tiap.audit.steps import StepName, StepRecord, shown_time
+from tiap.text import inert_html, inert_md
 
 
 @dataclass(frozen=True)
@@ -278,11 +281,11 @@ def _md(blocks: Sequence[Block]) -> str:
         if isinstance(b, Heading):
             out += [f"## {b.text}", ""]
         elif isinstance(b, Para):
-            out += [b.text, ""]
+            out += [inert_md(b.text), ""]
         elif isinstance(b, Table):
-            out.append("| " + " | ".join(b.header) + " |")
+            out.append("| " + " | ".join(inert_md(h) for h in b.header) + " |")
             out.append("|" + "|".join("---" for _ in b.header) + "|")
-            out += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in b.rows]
+            out += ["| " + " | ".join(inert_md(c) for c in row) + " |" for row in b.rows]
             out.append("")
         else:
             out += [f"- [{name}]({href})" for name, href in b.items] + [""]
@@ -290,7 +293,7 @@ def _md(blocks: Sequence[Block]) -> str:
 
 
 def _html(blocks: Sequence[Block]) -> str:
-    e = html.escape
+    e = inert_html
     out = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8"><title>tiap audit</title>',

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from tiap.cli.output import echo
 from tiap.errors import TiapError
 
 app = typer.Typer(
@@ -124,9 +125,9 @@ def report(
                 with Workspace(db, create=False) as ws:  # type: ignore[arg-type]
                     gate_event = record_gate(ws, result, report_dir=out)
             else:
-                typer.echo(f"tiap: warning: {db} is read-only: the gate was not recorded", err=True)
+                echo(f"tiap: warning: {db} is read-only: the gate was not recorded", err=True)
     for line in summary_lines(result):
-        typer.echo(line)
+        echo(line)
     if gate_event is not None:
-        typer.echo(f"gate recorded in {db}")
-    typer.echo("wrote " + ", ".join(str(p) for p in written.paths))
+        echo(f"gate recorded in {db}")
+    echo("wrote " + ", ".join(str(p) for p in written.paths))

@@ -20,6 +20,7 @@ import typer
 from tiap import __version__
 from tiap.cli import agreement, annotate, audit, cases, judge, rescore, traces
 from tiap.errors import Interrupted, TiapError
+from tiap.text import inert
 
 app = typer.Typer(
     name="tiap",
@@ -60,9 +61,15 @@ audit.register(app)
 
 
 def fail(message: str, code: int = 2) -> None:
-    """Print one line on stderr and exit."""
-    print(f"tiap: error: {message}", file=sys.stderr)
+    """Print one line on stderr and exit. Messages often quote data (a file's line,
+    a provider's reply): they are made :func:`~tiap.text.inert`, on one line."""
+    print(f"tiap: error: {one_line(message)}", file=sys.stderr)
     raise SystemExit(code)
+
+
+def one_line(message: object) -> str:
+    """``message`` made inert, every run of whitespace (newlines too) one space."""
+    return " ".join(inert(message).split())
 
 
 def _interrupted(exc: BaseException | None) -> str:
@@ -70,7 +77,7 @@ def _interrupted(exc: BaseException | None) -> str:
     seen = 0
     while exc is not None and seen < 8:
         if isinstance(exc, Interrupted) and str(exc):
-            return f"tiap: interrupted: {exc}"
+            return f"tiap: interrupted: {one_line(exc)}"
         exc, seen = exc.__cause__ or exc.__context__, seen + 1
     return "tiap: interrupted"
 
@@ -91,7 +98,7 @@ def main(argv: list[str] | None = None) -> None:
         with tuned():
             app(args=argv, prog_name="tiap")
     except TiapError as exc:
-        fail(" ".join(str(exc).split()))
+        fail(str(exc))
     except KeyboardInterrupt as exc:  # typer versions that let it through
         print(_interrupted(exc), file=sys.stderr)
         raise SystemExit(130) from None

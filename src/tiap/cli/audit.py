@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from tiap.cli.output import echo
 from tiap.errors import Interrupted
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ def _run(settings: AuditSettings) -> AuditOutcome:
     import tiap.audit
 
     try:
-        return tiap.audit.run_audit(settings, say=typer.echo)
+        return tiap.audit.run_audit(settings, say=echo)
     except KeyboardInterrupt:
         raise Interrupted(
             "finished steps, answered calls and stored labels are kept; run the same "
@@ -36,13 +37,13 @@ def _run(settings: AuditSettings) -> AuditOutcome:
 
 
 def _finish(outcome: AuditOutcome) -> None:
-    typer.echo(f"index: {outcome.index_md} and {outcome.index_html}")
+    echo(f"index: {outcome.index_md} and {outcome.index_html}")
     if outcome.status == "complete":
-        typer.echo("audit complete")
+        echo("audit complete")
         return
-    typer.echo(f"tiap: audit paused ({outcome.status}): {outcome.message}", err=True)
+    echo(f"tiap: audit paused ({outcome.status}): {outcome.message}", err=True)
     if outcome.next_command:
-        typer.echo(f"next: {outcome.next_command}", err=True)
+        echo(f"next: {outcome.next_command}", err=True)
     raise typer.Exit(EXIT_PAUSED)
 
 
@@ -127,7 +128,7 @@ def register(app: typer.Typer) -> None:
         from tiap.audit import AuditSettings
         from tiap.traces.samples import sample_bundle_path
 
-        typer.echo(
+        echo(
             "tiap demo: the sample bundle (3 invented conversations), the 'offline' panel "
             "(deterministic baselines, not LLMs), no human labels; the demo goes past a "
             "failed gate with --force to show every step."
@@ -143,5 +144,5 @@ def register(app: typer.Typer) -> None:
             progress=not no_progress and sys.stderr.isatty(),
         )
         outcome = _run(settings)
-        typer.echo(f"reports in {out.resolve()}: open {outcome.index_html.resolve()}")
+        echo(f"reports in {out.resolve()}: open {outcome.index_html.resolve()}")
         _finish(outcome)

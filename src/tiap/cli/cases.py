@@ -8,6 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from tiap.cli.output import echo, echo_json
+from tiap.text import inert
+
 if TYPE_CHECKING:
     from tiap.cases.extract import ExtractReport
     from tiap.cases.models import Case, LabelRecord
@@ -29,16 +32,18 @@ def _runs(values: list[str] | None) -> list[str] | None:
 
 
 def _echo_json(obj: object) -> None:
-    typer.echo(json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False))
+    echo_json(json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False))
 
 
 def _short(text: str, width: int) -> str:
-    flat = " ".join(text.split())
+    flat = " ".join(inert(text).split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
 def _table(header: list[str], rows: list[list[str]], right: set[int]) -> str:
-    """Plain aligned columns (never truncated, so ids can be copied)."""
+    """Plain aligned columns (never truncated, so ids can be copied); cells are made
+    inert before they are measured."""
+    header, rows = [inert(h) for h in header], [[inert(c) for c in row] for row in rows]
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     out = []
     for row in [header, *rows]:
@@ -69,24 +74,24 @@ def _print_extract_report(report: ExtractReport, db: Path) -> None:
     rows.append(
         ["all", "", "", "", "", str(report.contested), *(str(report.buckets[b]) for b in buckets)]
     )
-    typer.echo(f"contested credits at k={report.k} in {report.dataset}")
-    typer.echo(_table(header, rows, right=set(range(2, len(header)))))
+    echo(f"contested credits at k={report.k} in {report.dataset}")
+    echo(_table(header, rows, right=set(range(2, len(header)))))
     missing = sum(rc.no_ranking for rc in report.runs.values())
     if missing:
-        typer.echo(f"{missing} (run, query) pairs had no ranking (counted as empty rankings)")
-    typer.echo(
+        echo(f"{missing} (run, query) pairs had no ranking (counted as empty rankings)")
+    echo(
         "empty target: the query's Raw or Canonical target is empty on the run's store, "
         "so it cannot be contested"
     )
-    typer.echo(f"{report.added} new cases in {db} ({report.already_present} already there)")
+    echo(f"{report.added} new cases in {db} ({report.already_present} already there)")
 
 
 def _print_sample_result(result: SampleResult) -> None:
     for note in result.notes:
-        typer.echo(f"note: {note}")
+        echo(f"note: {note}")
     alloc = ", ".join(f"{b}: {n}" for b, n in result.allocation.items())
     over = ", ".join(f"{b}: {n}" for b, n in result.overlap_allocation.items())
-    typer.echo(
+    echo(
         f"subset '{result.name}': {len(result.case_ids)} of {result.pool_size} cases ({alloc}); "
         f"overlap {len(result.overlap_ids)} ({over})"
     )
@@ -104,8 +109,8 @@ def _print_case_table(cases: list[Case], overlap: set[str]) -> None:
             row.append("yes" if c.case_id in overlap else "")
         rows.append([*row, _short(c.memory_text, 60)])
     if rows:
-        typer.echo(_table(header, rows, right={3}))
-    typer.echo(f"{len(cases)} cases")
+        echo(_table(header, rows, right={3}))
+    echo(f"{len(cases)} cases")
 
 
 def _print_case(case: Case, labels: list[LabelRecord]) -> None:
@@ -127,7 +132,7 @@ def _print_case(case: Case, labels: list[LabelRecord]) -> None:
             lines.append(f"  {lab.rater} [{lab.rater_kind}]: {value}")
     else:
         lines.append("labels: none yet")
-    typer.echo("\n".join(lines))
+    echo("\n".join(lines))
 
 
 @app.command("extract")
@@ -147,7 +152,7 @@ def extract(
 
     b = read_bundle(bundle)
     for warning in b.warnings:
-        typer.echo(f"tiap: warning: {warning}", err=True)
+        echo(f"tiap: warning: {warning}", err=True)
     with Workspace(db) as ws:
         report = extract_cases(b, ws, k=k, runs=_runs(runs))
     if as_json:
@@ -206,7 +211,7 @@ def list_cases(
         overlap = set(ws.overlap_ids(subset)) if subset else set()
     if as_json:
         for c in cases:
-            typer.echo(c.model_dump_json())
+            echo_json(c.model_dump_json())
         return
     _print_case_table(cases, overlap)
 
@@ -256,11 +261,11 @@ def subsets(
         _echo_json(rows)
         return
     if not rows:
-        typer.echo("no subsets (draw one with 'tiap cases sample')")
+        echo("no subsets (draw one with 'tiap cases sample')")
     for row in rows:
         p = row["params"]
         runs = ",".join(p.get("from_runs") or []) or "all runs"
-        typer.echo(
+        echo(
             f"{row['name']}: {row['size']} cases, {row['overlap']} in overlap "
             f"(kind={p.get('kind', '?')}, seed={p.get('seed', '?')}, from {runs})"
         )
@@ -289,4 +294,4 @@ def rename_rater(
         raise TiapError(f"--kind: give one of {', '.join(RATER_KINDS)} (not '{kind}')")
     with Workspace(db, create=False) as ws:
         renamed = ws.rename_rater(old, new, rater_kind)
-    typer.echo(f"renamed {renamed} labels of {kind} '{old}' to '{new}' in {db}")
+    echo(f"renamed {renamed} labels of {kind} '{old}' to '{new}' in {db}")

@@ -8,7 +8,9 @@ from typing import Any
 
 import typer
 
+from tiap.cli.output import cell, cells, echo, echo_json
 from tiap.errors import Interrupted, TiapError
+from tiap.text import inert
 
 #: What Ctrl-C during ``judge run`` keeps, and how to go on.
 RESUME_HINT = (
@@ -35,7 +37,8 @@ def _money(value: float | None) -> str:
 def _print_dry_run(report: Any) -> None:
     from rich.table import Table
 
-    table = Table(title=f"dry run: panel {report.panel}, rubric {report.rubric_id}")
+    title = cell(f"dry run: panel {report.panel}, rubric {report.rubric_id}", "table.title")
+    table = Table(title=title)
     for col in (
         "judge",
         "kind",
@@ -48,15 +51,22 @@ def _print_dry_run(report: Any) -> None:
     ):
         table.add_column(col, justify="left" if col in ("judge", "kind") else "right")
     for j in report.judges:
+        name = cell(j.judge)
+        if j.missing_key_env:
+            name.append_text(cell(f" (no {j.missing_key_env})", style="red"))
         table.add_row(
-            j.judge + (f" [red](no {j.missing_key_env})[/red]" if j.missing_key_env else ""),
-            j.kind,
-            str(j.cases),
-            str(j.already_labelled),
-            str(j.cache_hits),
-            str(j.calls),
-            _money(j.est_cost_usd),
-            _money(j.max_cost_usd),
+            name,
+            *cells(
+                (
+                    j.kind,
+                    j.cases,
+                    j.already_labelled,
+                    j.cache_hits,
+                    j.calls,
+                    _money(j.est_cost_usd),
+                    _money(j.max_cost_usd),
+                )
+            ),
         )
     console = _console()
     console.print(table)
@@ -90,7 +100,7 @@ def _gate_line(gate: Any) -> str:
 def _print_summary(summary: Any) -> None:
     from rich.table import Table
 
-    table = Table(title=f"panel {summary.panel}, rubric {summary.rubric_id}")
+    table = Table(title=cell(f"panel {summary.panel}, rubric {summary.rubric_id}", "table.title"))
     cols = (
         "judge",
         "kind",
@@ -109,24 +119,29 @@ def _print_summary(summary: Any) -> None:
         invalid = ", ".join(f"{k} {v}" for k, v in sorted(j.invalid.items())) or "0"
         cost = _money(j.cost_usd) + (f" (+{j.cost_unknown} unpriced)" if j.cost_unknown else "")
         table.add_row(
-            j.judge,
-            j.kind,
-            str(j.already_labelled),
-            str(j.cache_hits),
-            str(j.calls),
-            str(j.retries),
-            str(j.valid),
-            invalid,
-            str(j.not_started),
-            cost,
+            *cells(
+                (
+                    j.judge,
+                    j.kind,
+                    j.already_labelled,
+                    j.cache_hits,
+                    j.calls,
+                    j.retries,
+                    j.valid,
+                    invalid,
+                    j.not_started,
+                    cost,
+                )
+            )
         )
     console = _console()
     console.print(table)
     invalid = ", ".join(f"{k} {v}" for k, v in summary.invalid.items()) or "none"
-    console.print(
+    line = (
         f"calls: {summary.calls}  cache hits: {summary.cache_hits}  retries: {summary.retries}  "
         f"valid: {summary.valid}  invalid: {invalid}  cost: {_money(summary.cost_usd)}"
     )
+    console.print(inert(line), markup=False)  # reasons may quote a provider's reply
     if any(j.kind == "baseline" for j in summary.judges):
         console.print("note: 'baseline' judges are deterministic lexical rules, not LLMs.")
     if any(j.kind == "local_llm" for j in summary.judges):
@@ -193,13 +208,13 @@ def run(
             report = make_dry_run(plan)
             if as_json:
                 data = {**report.model_dump(mode="json"), "gate": _gate_json(plan.gate)}
-                typer.echo(json.dumps(data, indent=2))
+                echo_json(json.dumps(data, indent=2))
             else:
                 _print_dry_run(report)
-                typer.echo(_gate_line(plan.gate))
+                echo(_gate_line(plan.gate))
             return
         if plan.gate_note:
-            typer.echo(f"tiap: warning: {plan.gate_note}", err=True)
+            echo(f"tiap: warning: {plan.gate_note}", err=True)
         try:
             summary = run_with_progress(
                 ws, plan, max_cost=max_cost, workers=workers, progress=not no_progress
@@ -207,7 +222,7 @@ def run(
         except KeyboardInterrupt:
             raise Interrupted(RESUME_HINT) from None
     if as_json:
-        typer.echo(summary.model_dump_json(indent=2))
+        echo_json(summary.model_dump_json(indent=2))
     else:
         _print_summary(summary)
     if summary.errors:
@@ -221,7 +236,7 @@ def panels() -> None:
 
     for name in builtin_panels():
         p = load_panel(name)
-        typer.echo(f"{p.name}: {' '.join(p.description.split())}")
+        echo(f"{p.name}: {' '.join(p.description.split())}")
         for j in p.judges:
             key = f", key from ${j.api_key_env}" if j.api_key_env else ""
-            typer.echo(f"  {j.name} [{j.kind}] {j.model}{key}")
+            echo(f"  {j.name} [{j.kind}] {j.model}{key}")

@@ -28,6 +28,7 @@ from tiap.annotate.tui.dialogs import HelpScreen, TextPrompt
 from tiap.annotate.tui.panes import TextLine, TextPane
 from tiap.errors import TiapError
 from tiap.rubric.models import Rubric
+from tiap.text import inert
 
 #: key -> (action, footer text); the rubric's label keys are added per rubric.
 NAV_BINDINGS: tuple[Binding, ...] = (
@@ -191,7 +192,8 @@ class CaseScreen(Screen[None]):
             self.query_one(f"#{pane_id}", TextLine).show((text,))
 
     def say(self, text: str) -> None:
-        self._show_line("message", Text(text))
+        """Show a message (it may quote data: case ids, labels, what was typed)."""
+        self._show_line("message", Text(inert(text)))
 
     # ---------------------------------------------------------------- actions
 

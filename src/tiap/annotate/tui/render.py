@@ -1,4 +1,9 @@
-"""What each pane of the terminal app shows, as rich text (no Textual here)."""
+"""What each pane of the terminal app shows, as rich text (no Textual here).
+
+Every string from data (case text, names, labels, notes, the rubric) is made
+:func:`~tiap.text.inert` and put in :class:`rich.text.Text` objects, never in
+markup: control characters and escape sequences show as placeholders, and
+``[...]`` in data is literal text."""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ from rich.text import Text
 from tiap.annotate.highlight import ANSWER_STYLE, EVIDENCE_STYLE, Cues, highlighted
 from tiap.annotate.session import AnnotationSession
 from tiap.cases.models import Case, LabelRecord
+from tiap.text import inert
 
 MUTED = "dim"
 
@@ -18,8 +24,8 @@ def cues_for(case: Case) -> Cues:
 
 def status_line(session: AnnotationSession) -> Text:
     p = session.progress()
-    who = f"{session.rater} (adjudicating)" if session.adjudicate else session.rater
-    scope = session.subset or "all cases"
+    who = inert(f"{session.rater} (adjudicating)" if session.adjudicate else session.rater)
+    scope = inert(session.subset or "all cases")
     return Text.assemble(
         (who, "bold"),
         f" · {scope} · ",
@@ -31,16 +37,16 @@ def status_line(session: AnnotationSession) -> Text:
 def case_head(case: Case, cues: Cues) -> Text:
     out = Text()
     out.append("Q ", style="bold")
-    out.append(case.question)
+    out.append(inert(case.question))
     out.append("\nA ", style="bold")
-    out.append(case.answer, style=ANSWER_STYLE)
+    out.append(inert(case.answer), style=ANSWER_STYLE)
     meta = [
         f"category {case.category or 'unknown'}",
         f"run {case.run}",
         f"query {case.query_id}",
         f"case {case.case_id}",
     ]
-    out.append("\n  " + " · ".join(meta), style=MUTED)
+    out.append("\n  " + inert(" · ".join(meta)), style=MUTED)
     return out
 
 
@@ -48,7 +54,7 @@ def evidence_text(case: Case, cues: Cues) -> Text:
     parts: list[Text] = []
     for item in case.evidence:
         head = " | ".join(x for x in (item.source_id, item.speaker, item.time) if x)
-        line = Text(f"[{head}] ", style=MUTED)
+        line = Text(f"[{inert(head)}] ", style=MUTED)
         line.append_text(highlighted(item.text, cues, evidence=False))
         parts.append(line)
     return Text("\n").join(parts) if parts else Text("(no evidence text)", style=MUTED)
@@ -61,7 +67,8 @@ MEMORY_LEGEND = f"[{ANSWER_STYLE}]answer[/] [{EVIDENCE_STYLE}]evidence[/] words"
 def memory_text(case: Case, cues: Cues) -> Text:
     """The credited memory with its rank (and rank bucket) on the first line."""
     out = Text.assemble(
-        (f"rank {case.rank}", "bold"), (f" ({case.rank_bucket}) · {case.memory_id}\n", MUTED)
+        (f"rank {case.rank}", "bold"),
+        (inert(f" ({case.rank_bucket}) · {case.memory_id}") + "\n", MUTED),
     )
     out.append_text(highlighted(case.memory_text, cues))
     return out
@@ -69,8 +76,8 @@ def memory_text(case: Case, cues: Cues) -> Text:
 
 def _describe(rec: LabelRecord) -> str:
     if rec.label is not None:
-        return rec.label
-    return f"abstained ({rec.reason})" if rec.reason else "no label"
+        return inert(rec.label)
+    return inert(f"abstained ({rec.reason})") if rec.reason else "no label"
 
 
 def mine_text(
@@ -82,19 +89,19 @@ def mine_text(
     mine = session.my_label()
     out.append("Your label: ", style="bold")
     if mine is not None and mine.label is not None:
-        out.append(mine.label, style="bold green")
+        out.append(inert(mine.label), style="bold green")
     else:
         out.append("none yet", style=MUTED)
     note = mine.note if mine is not None and mine.note else session.pending_note()
     if note:
-        out.append(f"   note: {note}", style="italic")
+        out.append(f"   note: {inert(note)}", style="italic")
     if session.adjudicate:
         disputed = " · ".join(f"{r.rater}: {r.label}" for r in session.disputed_labels())
         out.append("\nRaters disagree: ", style="bold red")
-        out.append(disputed)
+        out.append(inert(disputed))
     counts = session.progress().counts
     out.append("\nYour counts: ", style="bold")
-    out.append(" · ".join(f"{name} {n}" for name, n in counts.items()))
+    out.append(inert(" · ".join(f"{name} {n}" for name, n in counts.items())))
     out.append("\nPanel: ", style="bold")
     if mine is None or mine.label is None:
         out.append("hidden until you label this case", style=MUTED)
@@ -104,20 +111,21 @@ def mine_text(
         out.append("no other labels on this case", style=MUTED)
     else:
         for r in panel:
-            out.append(f"\n  {r.rater} ({r.rater_kind}): {_describe(r)}")
+            out.append(f"\n  {inert(r.rater)} ({inert(r.rater_kind)}): {_describe(r)}")
     return out
 
 
 def rubric_table(session: AnnotationSession) -> Table:
-    """The rubric's labels: key, name and definition (drawn once)."""
+    """The rubric's labels: key, name and definition (drawn once; every cell a
+    :class:`~rich.text.Text`, so a definition's ``[...]`` is never markup)."""
     table = Table.grid(padding=(0, 1), expand=True)
     table.add_column(no_wrap=True)
     table.add_column(no_wrap=True)
     table.add_column(ratio=1)
     for lab in session.rubric.labels:
         table.add_row(
-            Text(f" {lab.key} ", style="bold reverse"),
-            Text(lab.name, style="bold"),
-            " ".join(lab.definition.split()),
+            Text(f" {inert(lab.key)} ", style="bold reverse"),
+            Text(inert(lab.name), style="bold"),
+            Text(" ".join(inert(lab.definition).split())),
         )
     return table
