@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from tiap.cli.output import echo
 from tiap.errors import TiapError
+from tiap.text import inert
 from tiap.traces.beam import DEFAULT_MAX_CHARS
 from tiap.traces.datasets import DATASETS
 
@@ -93,13 +95,13 @@ def reporter(quiet: bool) -> Reporter:
 
     class RichReporter(Reporter):
         def message(self, text: str) -> None:
-            typer.echo(text)
+            echo(text)
 
         @contextmanager
         def step(self, description: str, total: int | None) -> Iterator[Callable[[int], None]]:
             with Progress(
                 SpinnerColumn(),
-                TextColumn("{task.description}"),
+                TextColumn("{task.description}", markup=False),
                 BarColumn(),
                 MofNCompleteColumn(),
                 TimeElapsedColumn(),
@@ -107,7 +109,7 @@ def reporter(quiet: bool) -> Reporter:
                 transient=True,
                 disable=not err.is_terminal,
             ) as progress:
-                task = progress.add_task(description, total=total)
+                task = progress.add_task(inert(description), total=total)
                 yield lambda n: progress.advance(task, n)
 
     return RichReporter()
@@ -161,7 +163,7 @@ def write_result(
         write_build(result, out, run_format=run_format, force=force)
     b, r = result.bundle, result.report
     excluded = len(r.excluded_queries)
-    typer.echo(
+    echo(
         f"wrote {out}: {len(b.queries):,} queries, {len(b.sources):,} sources, "
         f"{len(b.stores)} stores, {len(b.runs)} runs; "
         f"{excluded:,} queries excluded, {sum(r.issue_counts.values()):,} rule applications "
