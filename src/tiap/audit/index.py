@@ -351,7 +351,7 @@ def _blocks(
 
 def _qrels_mode_blocks(by_name: dict[StepName, StepRecord]) -> list[Block]:
     blocks: list[Block] = []
-    if drawn := _latest(by_name, StepName.QRELS, QrelsCasesFigures):
+    if drawn := _latest(by_name, StepName.EXTRACT, QrelsCasesFigures):
         blocks += _qrels_cases_blocks(*drawn)
     if valid := _latest(by_name, StepName.VALIDATION, AgreementFigures):
         blocks += _validation_blocks(*valid, by_name, number=2)

@@ -62,12 +62,12 @@ class QrelsSteps:
         negatives = sum(c.negatives for c in report.datasets.values())
         if negatives:
             detail += f" ({negatives} negatives from run {report.run})"
-        before = self.state.steps.get(StepName.QRELS)
+        before = self.state.steps.get(StepName.EXTRACT)
         earlier = before.figures if before is not None else None
         if report.subset_status == "unchanged" and isinstance(earlier, QrelsCasesFigures):
-            self.found_done(StepName.QRELS, f"{detail}, already drawn")
+            self.found_done(StepName.EXTRACT, f"{detail}, already drawn")
         else:
-            self.ran(StepName.QRELS, "done", detail, QrelsCasesFigures(report=report))
+            self.ran(StepName.EXTRACT, "done", detail, QrelsCasesFigures(report=report))
 
 
 def final_detail(report: AgreementReport) -> str:

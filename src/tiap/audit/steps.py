@@ -23,8 +23,8 @@ class StepName(StrEnum):
     """The audit's steps, in the order they run."""
 
     RESCORE = "rescore"
+    #: the cases: contested credits extracted, or (qrels mode) qrels pairs drawn
     EXTRACT = "extract"
-    QRELS = "qrels_cases"
     SAMPLE = "sample"
     JUDGE_SUBSET = "judge_subset"
     HUMANS = "humans"
@@ -43,8 +43,7 @@ def step_title(step: StepName, subset: str, mode: str = "contested") -> str:
     """How the step is named in messages and in the index."""
     titles = {
         StepName.RESCORE: "rescore",
-        StepName.EXTRACT: "extract contested credits",
-        StepName.QRELS: "draw qrels pairs",
+        StepName.EXTRACT: "draw qrels pairs" if mode == "qrels" else "extract contested credits",
         StepName.SAMPLE: "validation subset",
         StepName.JUDGE_SUBSET: f"judge subset '{subset}'",
         StepName.HUMANS: "human labels",
