@@ -223,7 +223,8 @@ def _case(
     )
 
 
-def _check(per_dataset: int, seed: int, negatives: int, run: str | None) -> None:
+def check_options(per_dataset: int, seed: int, negatives: int, run: str | None) -> None:
+    """The draw's options (one-line errors naming them as the command line does)."""
     for name, value, low in (("--per-dataset", per_dataset, 1), ("--negatives", negatives, 0)):
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
             raise TiapError(f"{name} must be an integer of at least {low} (got {value!r})")
@@ -246,7 +247,7 @@ def qrels_cases(
 ) -> tuple[list[Case], QrelsImportReport]:
     """The cases the rule draws from ``source`` (pure: nothing is stored), in subset
     order: per dataset, the annotated pairs, then the negatives."""
-    _check(per_dataset, seed, negatives, run)
+    check_options(per_dataset, seed, negatives, run)
     cases: list[Case] = []
     datasets: dict[str, DatasetCounts] = {}
     notes: list[str] = []

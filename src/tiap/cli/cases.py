@@ -292,11 +292,13 @@ def from_qrels(
 ) -> None:
     """Annotated (query, document) pairs as cases of kind qrels, for auditing relevance
     labels (deterministic, stratified by grade, spread over queries), stored as a subset."""
+    from tiap.cases.from_qrels import check_options
     from tiap.cases.from_qrels import from_qrels as draw
     from tiap.cases.qrels_source import read_source
     from tiap.cases.workspace import Workspace
 
-    src = read_source(source)
+    check_options(per_dataset, seed, negatives, run)
+    src = read_source(source)  # read before the workspace is opened: bad input creates none
     with Workspace(db) as ws:
         report = draw(
             src,
