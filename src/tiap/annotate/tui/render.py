@@ -54,12 +54,7 @@ def _qrels_head(case: Case) -> Text:
     out = Text()
     out.append("Q ", style="bold")
     out.append(case.question)
-    meta = [
-        f"dataset {case.dataset}",
-        f"memory type {case.memory_type or 'unknown'}",
-        f"query {case.query_id}",
-        f"case {case.case_id}",
-    ]
+    meta = [f"query {case.query_id}", f"case {case.case_id}"]  # the dataset: in the Pair pane
     out.append("\n  " + " · ".join(meta), style=MUTED)
     return out
 
