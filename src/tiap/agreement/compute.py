@@ -37,7 +37,7 @@ from tiap.agreement.qrels import (
     qrels_figures,
 )
 from tiap.agreement.reference import Reference, resolve_reference
-from tiap.agreement.scope import categories_for, resolve_raters
+from tiap.agreement.scope import categories_for, of_rubric_kind, resolve_raters
 from tiap.agreement.table import ABSENT, INVALID, LabelTable
 from tiap.agreement.votes import VoteArrays, default_quorum, default_voters, distribution, vote
 from tiap.cases.vocab import JUDGE
@@ -112,7 +112,7 @@ def compute_report(
     check_kappa_threshold("min_judge_kappa", min_judge_kappa)
     check_share_threshold("min_confirmed", min_confirmed)
     check_share_threshold("max_missed", max_missed)
-    table, kind_notes = _of_rubric_kind(table, rubric)
+    table, kind_notes = of_rubric_kind(table, rubric)
     check_resamples("resamples", resamples)
     check_seed("seed", seed)
     if quorum is not None:
@@ -165,18 +165,9 @@ def compute_report(
         _gate_inputs(table, rubric, scales[-1], judges, est, vs_ref, min_fleiss, min_judge_kappa)
     )
     qrels = None
-    if bin_cats:
-        b = scales[1]
-        qrels = qrels_figures(
-            table,
-            b.votes.winner,
-            b.ref,
-            0,
-            bin_cats[0],
-            weights,
-            min_confirmed=min_confirmed,
-            max_missed=max_missed,
-        )
+    if bin_cats:  # relevance-label figures on qrels pairs (positive: binary index 0)
+        b, limits = scales[1], {"min_confirmed": min_confirmed, "max_missed": max_missed}
+        qrels = qrels_figures(table, b.votes.winner, b.ref, 0, bin_cats[0], weights, **limits)
     return AgreementReport(
         source=SourceInfo(
             kind=table.source, path=table.path, subset=table.subset, subset_kind=table.subset_kind
@@ -209,28 +200,6 @@ def compute_report(
         notes=[*kind_notes, *_notes(table, rubric, included, scales, ref, left_out)],
         qrels=qrels,
     )
-
-
-def _of_rubric_kind(table: LabelTable, rubric: Rubric | None) -> tuple[LabelTable, list[str]]:
-    """The table's cases of the rubric's kind (a rubric judges one kind of case), and a
-    note on those left out. A table with no case of that kind is kept whole, with a
-    note (labels imported under the rubric are still compared)."""
-    kinds = table.kinds()
-    if rubric is None or not kinds or kinds == [rubric.case_kind]:
-        return table, []
-    if rubric.case_kind not in kinds:
-        return table, [
-            f"rubric {rubric.id} judges {rubric.case_kind} cases, but the cases in scope are "
-            f"of kind {', '.join(kinds)}"
-        ]
-    kept = table.of_kind(rubric.case_kind)
-    dropped = len(table.cases) - len(kept.cases)
-    others = ", ".join(k for k in kinds if k != rubric.case_kind)
-    note = (
-        f"left out {dropped} case(s) of kind {others}: rubric {rubric.id} judges "
-        f"{rubric.case_kind} cases"
-    )
-    return kept, [note]
 
 
 def _gate_inputs(
