@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tiap.agreement import fmt, tables
+from tiap.agreement import fmt, qrels_tables, tables
 from tiap.agreement.models import AgreementReport
 from tiap.text import inert_md as esc
 
@@ -55,10 +55,26 @@ def _reference(r: AgreementReport) -> list[str]:
     return lines
 
 
+def _qrels(r: AgreementReport) -> list[str]:
+    """The relevance-label audit section (reports over qrels cases)."""
+    q = r.qrels
+    if q is None:
+        return []
+    lines = ["## Relevance labels (qrels)", ""]
+    lines += [f"- {esc(t)}" for t in qrels_tables.thresholds(q)] + [""]
+    lines += table(*qrels_tables.verdicts(q))
+    lines += table(*qrels_tables.shares(q))
+    versus = qrels_tables.versus_humans(q)
+    if versus is not None:
+        lines += ["Panel majority against the human reference:", "", *table(*versus)]
+    return lines
+
+
 def render_markdown(r: AgreementReport) -> str:
     lines = ["# Agreement report", ""]
     lines += [f"- {esc(item)}" for item in tables.summary(r)]
     lines += ["", *_gate(r)]
+    lines += _qrels(r)
     lines += ["## Agreement", "", *table(*tables.figures(r))]
     lines += ["## Raters", "", *table(*tables.raters(r))]
     lines += ["## Pairwise Cohen's kappa", ""]

@@ -18,12 +18,24 @@ INDEX_MD = "index.md"
 INDEX_HTML = "index.html"
 
 
+AuditMode = Literal["contested", "qrels"]
+
+#: the rubric of each mode, unless one is given.
+MODE_RUBRICS: dict[str, str] = {"contested": "contested-credit", "qrels": "qrels-relevance"}
+
+
 class AuditSettings(BaseModel):
     """Everything that shapes an audit. Defaults are the paper's.
 
     ``humans="skip"`` (``--no-humans``) does not wait for human labels, and the
     agreement reports then leave every human label out: the gate is on judge
     agreement only.
+
+    ``mode="qrels"`` audits relevance annotations instead (the LMEB procedure):
+    ``bundle`` is then any SOURCE of ``tiap cases from-qrels`` (an LMEB/BEIR task
+    directory, a tree of them, or a trace bundle); ``per_dataset``, ``negatives``
+    and ``run`` shape the draw of pairs (stored as subset ``qrels_subset``), and
+    ``min_confirmed`` / ``max_missed`` are the thresholds of each dataset's verdict.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -31,8 +43,10 @@ class AuditSettings(BaseModel):
     bundle: Path
     out: Path
     panel: str
+    mode: AuditMode = "contested"
     db: Path | None = None
-    rubric: str = "contested-credit"
+    #: the rubric's name or file; default: the mode's (``MODE_RUBRICS``)
+    rubric: str | None = None
     k: int | None = Field(default=None, ge=1)
     ks: str = "10,60"
     subset: str = "validation"
@@ -49,10 +63,22 @@ class AuditSettings(BaseModel):
     max_cost: float | None = Field(default=None, ge=0)
     force: bool = False
     progress: bool = True
+    # qrels mode
+    per_dataset: int = Field(default=100, ge=1)
+    negatives: int = Field(default=0, ge=0)
+    run: str | None = None
+    qrels_subset: str = "qrels"
+    min_confirmed: float = 0.90
+    max_missed: float = 0.10
 
     @property
     def workspace(self) -> Path:
         return self.db if self.db is not None else self.out / WORKSPACE_FILE
+
+    @property
+    def rubric_name(self) -> str:
+        """The rubric given, or the mode's."""
+        return self.rubric if self.rubric is not None else MODE_RUBRICS[self.mode]
 
     def context_key(self) -> str:
         """A hash of the settings that decide *what* the steps work on: the bundle,
@@ -61,14 +87,17 @@ class AuditSettings(BaseModel):
         verdicts (thresholds, the reference, ``humans``, ``force``, the budget),
         the draw of a subset that is kept once drawn (``n``, ``overlap``, ``seed``,
         ``from_runs``) or the rescore, which has a fingerprint of its own."""
-        data = {
+        data: dict[str, object] = {
             "bundle": str(self.bundle),
             "workspace": str(self.workspace),
             "panel": self.panel,
-            "rubric": self.rubric,
+            "rubric": self.rubric_name,
             "k": self.k,
             "subset": self.subset,
         }
+        if self.mode != "contested":  # the contested audit's key is as it was
+            data["mode"] = self.mode
+            data["qrels_subset"] = self.qrels_subset
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 

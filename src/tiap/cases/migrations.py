@@ -188,3 +188,66 @@ def labels_settings_hash(conn: sqlite3.Connection) -> None:
 @migration(3, "labels(rater, rater_kind) index: one rater namespace, checked on every write")
 def labels_rater_kind_index(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX labels_rater_kind ON labels(rater, rater_kind)")
+
+
+@migration(4, "reserved for judge leases")
+def reserved_for_judge_leases(conn: sqlite3.Connection) -> None:
+    """Version 4 belongs to the judge-lease tables, recorded by their own migration;
+    until it is in this registry the version changes nothing, so version 5 keeps
+    its number."""
+
+
+#: columns of ``cases`` that only contested credits fill: NOT NULL before version 5.
+_CONTESTED_ONLY = ("rank", "k")
+#: the columns version 5 adds, after the existing ones.
+_KIND_COLUMNS = (
+    "kind TEXT NOT NULL DEFAULT 'contested' CHECK (kind IN ('contested', 'qrels'))",
+    "title TEXT",
+    "grade INTEGER",
+    "pair TEXT CHECK (pair IS NULL OR pair IN ('annotated', 'negative'))",
+    "memory_type TEXT",
+)
+
+
+def _column_sql(name: str, decl_type: str, notnull: int, default: str | None, pk: int) -> str:
+    parts = [name, decl_type]
+    if pk:
+        parts.append("PRIMARY KEY")
+    if notnull and not pk and name not in _CONTESTED_ONLY:
+        parts.append("NOT NULL")
+    if default is not None:
+        parts.append(f"DEFAULT {default}")
+    return " ".join(p for p in parts if p)
+
+
+@migration(5, "cases.kind: contested credits and qrels pairs, with the fields of each kind")
+def case_kinds(conn: sqlite3.Connection) -> None:
+    """Rebuild ``cases`` (SQLite cannot drop a NOT NULL constraint in place): every
+    column it has, in order, with ``rank`` and ``k`` nullable (a qrels pair has
+    neither), then the kind (existing rows are ``contested``) and the qrels pair's
+    columns. Rows keep their rowids and order; indexes and triggers on the table are
+    made again. The table is copied, the old one dropped and the copy renamed, the
+    order that leaves the other tables' references to ``cases`` pointing at the new
+    table; the workspace runs migrations with foreign keys off and checks them
+    before committing (:class:`tiap.cases.store.Store`)."""
+    columns = conn.execute("PRAGMA table_info(cases)").fetchall()
+    names = [str(c[1]) for c in columns]
+    keep = conn.execute(
+        "SELECT sql FROM sqlite_master WHERE tbl_name = 'cases' "
+        "AND type IN ('index', 'trigger') AND sql IS NOT NULL ORDER BY name"
+    ).fetchall()
+    defs = [_column_sql(str(c[1]), str(c[2]), int(c[3]), c[4], int(c[5])) for c in columns]
+    checks = ["CHECK (kind != 'contested' OR (rank IS NOT NULL AND k IS NOT NULL))"]
+    listed = ", ".join(names)
+    _run(
+        conn,
+        (
+            f"CREATE TABLE cases_with_kinds ({', '.join([*defs, *_KIND_COLUMNS, *checks])})",
+            f"INSERT INTO cases_with_kinds (rowid, {listed}) "
+            f"SELECT rowid, {listed} FROM cases ORDER BY rowid",
+            "DROP TABLE cases",
+            "ALTER TABLE cases_with_kinds RENAME TO cases",
+            *(str(row[0]) for row in keep),
+            "CREATE INDEX cases_kind ON cases(kind, dataset)",
+        ),
+    )

@@ -83,10 +83,14 @@ class Columns(Generic[M]):
     def insert_names(self) -> list[str]:
         return [self.column[f] for f in self.insert_fields] + list(self.extra)
 
-    def select(self, alias: str = "") -> str:
-        """``a, b, c`` (``l.a, l.b, ...`` with an alias) for the model's columns."""
+    def select(self, alias: str = "", present: Collection[str] | None = None) -> str:
+        """``a, b, c`` (``l.a, l.b, ...`` with an alias) for the model's columns; only
+        those in ``present`` when given (the columns an older schema has)."""
         prefix = f"{alias}." if alias else ""
-        return ", ".join(prefix + self.column[f] for f in self.fields)
+        names = [self.column[f] for f in self.fields]
+        if present is not None:
+            names = [n for n in names if n in present]
+        return ", ".join(prefix + n for n in names)
 
     def insert_sql(self, verb: str = "INSERT") -> str:
         names = self.insert_names

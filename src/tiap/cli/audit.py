@@ -38,6 +38,8 @@ def _run(settings: AuditSettings) -> AuditOutcome:
 
 def _finish(outcome: AuditOutcome) -> None:
     echo(f"index: {outcome.index_md} and {outcome.index_html}")
+    for dataset, verdict in (outcome.qrels_verdicts or {}).items():
+        echo(f"qrels {dataset}: {verdict}")
     if outcome.status == "complete":
         echo("audit complete")
         return
@@ -52,13 +54,28 @@ def register(app: typer.Typer) -> None:
 
     @app.command("audit")
     def audit(
-        bundle: Path = typer.Argument(..., help="Trace bundle directory."),
+        bundle: Path = typer.Argument(
+            ...,
+            help="Trace bundle directory; with --mode qrels: an LMEB/BEIR task directory, a "
+            "tree of them, or a trace bundle.",
+        ),
         out: Path = typer.Option(..., "--out", help="Directory for every report and index.md."),
         panel: str = typer.Option(..., "--panel", help="Built-in panel name or panel TOML file."),
+        mode: str = typer.Option(
+            "contested",
+            "--mode",
+            help="contested: audit contested credits; qrels: audit relevance annotations "
+            "(the LMEB procedure).",
+        ),
         db: Path | None = typer.Option(
             None, "--db", help="Workspace (SQLite); default OUT/workspace.sqlite."
         ),
-        rubric: str = typer.Option("contested-credit", "--rubric", help="Rubric name or TOML."),
+        rubric: str | None = typer.Option(
+            None,
+            "--rubric",
+            help="Rubric name or TOML (default: contested-credit; with --mode qrels: "
+            "qrels-relevance).",
+        ),
         k: int | None = typer.Option(
             None, "--k", min=1, help="Cut-off for contested credits (default: the bundle's k)."
         ),
@@ -89,17 +106,50 @@ def register(app: typer.Typer) -> None:
         force: bool = typer.Option(
             False, "--force", help="Judge every case even if the gate failed (recorded)."
         ),
+        per_dataset: int = typer.Option(
+            100, "--per-dataset", min=1, help="--mode qrels: annotated pairs drawn per dataset."
+        ),
+        negatives: int = typer.Option(
+            0,
+            "--negatives",
+            min=0,
+            help="--mode qrels: also draw up to N top-ranked unjudged documents per dataset "
+            "from --run.",
+        ),
+        run: str | None = typer.Option(
+            None, "--run", help="--mode qrels: the run for --negatives (file or bundle run)."
+        ),
+        min_confirmed: float = typer.Option(
+            0.90,
+            "--min-confirmed",
+            help="--mode qrels: 'labels reliable' needs the confirmed share's CI lower bound "
+            "at least this (0 to 1).",
+        ),
+        max_missed: float = typer.Option(
+            0.10,
+            "--max-missed",
+            help="--mode qrels: negatives found relevant above this is 'missing labels' (0 to 1).",
+        ),
         no_progress: bool = typer.Option(False, "--no-progress", help="No progress bars."),
     ) -> None:
         """The whole audit: rescore, contested cases, validation subset, judges, human
-        labels, agreement and gate, then every case and the final report. Resumable: run
-        the same command again to continue (exit status 3 means paused, not failed)."""
+        labels, agreement and gate, then every case and the final report (--mode qrels:
+        qrels pairs instead of the rescore and contested cases, and a verdict per dataset
+        on its relevance labels). Resumable: run the same command again to continue (exit
+        status 3 means paused, not failed)."""
+        from tiap.agreement.qrels import check_share_threshold
         from tiap.audit import AuditSettings
+        from tiap.errors import TiapError
 
+        if mode not in ("contested", "qrels"):
+            raise TiapError(f"--mode: give contested or qrels (not '{mode}')")
+        if mode != "qrels" and (negatives or run is not None or per_dataset != 100):
+            raise TiapError("--per-dataset, --negatives and --run are for --mode qrels")
         settings = AuditSettings(
             bundle=bundle,
             out=out,
             panel=panel,
+            mode="qrels" if mode == "qrels" else "contested",
             db=db,
             rubric=rubric,
             k=k,
@@ -115,6 +165,11 @@ def register(app: typer.Typer) -> None:
             max_cost=max_cost,
             force=force,
             progress=not no_progress,
+            per_dataset=per_dataset,
+            negatives=negatives,
+            run=run,
+            min_confirmed=check_share_threshold("--min-confirmed", min_confirmed),
+            max_missed=check_share_threshold("--max-missed", max_missed),
         )
         _finish(_run(settings))
 

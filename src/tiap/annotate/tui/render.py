@@ -19,6 +19,10 @@ MUTED = "dim"
 
 
 def cues_for(case: Case) -> Cues:
+    """The words to look for: the answer's and evidence's; for a qrels pair, the
+    query's (shown in the answer's style)."""
+    if case.is_qrels:
+        return Cues.from_texts(case.question, "")
     return Cues.from_texts(case.answer, "\n".join(e.text for e in case.evidence))
 
 
@@ -35,6 +39,8 @@ def status_line(session: AnnotationSession) -> Text:
 
 
 def case_head(case: Case, cues: Cues) -> Text:
+    if case.is_qrels:
+        return _qrels_head(case)
     out = Text()
     out.append("Q ", style="bold")
     out.append(inert(case.question))
@@ -50,7 +56,18 @@ def case_head(case: Case, cues: Cues) -> Text:
     return out
 
 
+def _qrels_head(case: Case) -> Text:
+    out = Text()
+    out.append("Q ", style="bold")
+    out.append(inert(case.question))
+    meta = [f"query {case.query_id}", f"case {case.case_id}"]  # the dataset: in the Pair pane
+    out.append("\n  " + inert(" · ".join(meta)), style=MUTED)
+    return out
+
+
 def evidence_text(case: Case, cues: Cues) -> Text:
+    if case.is_qrels:
+        return pair_text(case)
     parts: list[Text] = []
     for item in case.evidence:
         head = " | ".join(x for x in (item.source_id, item.speaker, item.time) if x)
@@ -62,10 +79,64 @@ def evidence_text(case: Case, cues: Cues) -> Text:
 
 #: legend under the memory pane (Textual content markup)
 MEMORY_LEGEND = f"[{ANSWER_STYLE}]answer[/] [{EVIDENCE_STYLE}]evidence[/] words"
+#: the same, for qrels pairs (the document pane)
+DOCUMENT_LEGEND = f"[{ANSWER_STYLE}]query[/] words"
+
+#: pane titles per case kind: (left pane, right pane)
+PANE_TITLES = {
+    "contested": ("Gold source evidence", "Credited memory"),
+    "qrels": ("Pair", "Document"),
+}
+
+
+def pair_text(case: Case) -> Text:
+    """What a qrels pair is about, without its annotation (blind until revealed)."""
+    out = Text()
+    out.append(inert(case.memory_id), style="bold")
+    rows = [
+        ("dataset", case.dataset),
+        ("memory type", case.memory_type or "unknown"),
+        ("scene", case.conversation_id or ""),
+        ("category", case.category or ""),
+    ]
+    for name, value in rows:
+        if value:
+            out.append(f"\n{name}: ", style=MUTED)
+            out.append(inert(value))
+    out.append(
+        "\nJudge the document on its own text. Its qrels annotation is shown under "
+        "Labels once you have labelled the case (press r).",
+        style=MUTED,
+    )
+    return out
+
+
+def document_text(case: Case, cues: Cues) -> Text:
+    """A qrels pair's document: its title, then its text, query words highlighted."""
+    out = Text()
+    if case.title:
+        out.append_text(highlighted(case.title, cues))
+        out.stylize("bold")
+        out.append("\n")
+    out.append_text(highlighted(case.memory_text, cues))
+    return out
+
+
+def annotation_text(case: Case) -> str:
+    """A qrels pair's annotation: its grade and how it was drawn."""
+    if case.pair == "negative":
+        return (
+            f"{case.grade_text}: a top-ranked document of run {case.run} (rank {case.rank}) "
+            "the qrels give no positive grade"
+        )
+    return f"{case.grade_text} (an annotated pair of the qrels file)"
 
 
 def memory_text(case: Case, cues: Cues) -> Text:
-    """The credited memory with its rank (and rank bucket) on the first line."""
+    """The credited memory with its rank (and rank bucket) on the first line; for a
+    qrels pair, the document."""
+    if case.is_qrels:
+        return document_text(case, cues)
     out = Text.assemble(
         (f"rank {case.rank}", "bold"),
         (inert(f" ({case.rank_bucket}) · {case.memory_id}") + "\n", MUTED),
@@ -99,6 +170,15 @@ def mine_text(
         disputed = " · ".join(f"{r.rater}: {r.label}" for r in session.disputed_labels())
         out.append("\nRaters disagree: ", style="bold red")
         out.append(inert(disputed))
+    case = session.current
+    if case.is_qrels:
+        out.append("\nqrels: ", style="bold")
+        if mine is None or mine.label is None:
+            out.append("hidden until you label this case", style=MUTED)
+        elif not revealed:
+            out.append("hidden (press r to reveal)", style=MUTED)
+        else:
+            out.append(inert(annotation_text(case)))
     counts = session.progress().counts
     out.append("\nYour counts: ", style="bold")
     out.append(inert(" · ".join(f"{name} {n}" for name, n in counts.items())))
