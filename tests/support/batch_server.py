@@ -19,9 +19,11 @@ so a test counts what the provider answered, however it was asked.
 
 ``fates`` lists what happens to each created batch in order (default
 ``completed``): ``expired`` (the first ``expire_after`` lines are answered, the
-rest come back in the error file as ``batch_expired``), ``failed`` (the batch
-fails validation: no line executed) or ``cancel`` (it waits in ``in_progress``
-until cancelled; then ``cancelled`` with no line executed).
+rest come back in the error file as ``batch_expired``), ``cancelled`` (cancelled
+at the provider while in progress, with the first ``expire_after`` lines
+answered), ``failed`` (the batch fails validation: no line executed) or
+``cancel`` (it waits in ``in_progress`` until cancelled through the API; then
+``cancelled`` with no line executed).
 """
 
 from __future__ import annotations
@@ -253,7 +255,7 @@ class BatchServer(LoopbackServer):
         if batch.status == "cancelling":
             batch.status = "cancelled"
             batch.times["cancelled"] = now
-            self._finish(batch, answer=0)
+            self._finish(batch, answer=self.expire_after if batch.fate == "cancelled" else 0)
             return
         if batch.status not in _FORWARD:
             return
@@ -263,6 +265,10 @@ class BatchServer(LoopbackServer):
             return
         if batch.status == "in_progress" and batch.fate == "cancel":
             return  # waits for a cancel
+        if batch.status == "in_progress" and batch.fate == "cancelled":
+            batch.status = "cancelling"  # cancelled at the provider (by its owner, say)
+            batch.times["cancelling"] = now
+            return
         if batch.status == "in_progress" and batch.fate == "expired":
             batch.status = "expired"
             batch.times["expired"] = now

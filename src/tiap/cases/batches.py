@@ -126,18 +126,20 @@ class BatchStore(Store):
             found.update((r[0], int(r[1])) for r in rows)
         return found
 
-    def open_batch_pair_count(self, rater: str, rubric_hash: str) -> int:
-        """Pairs of the judge under the rubric that wait for an open submission's line."""
+    def open_batch_pairs(self, rater: str, rubric_hash: str) -> dict[int, int]:
+        """``submission -> pairs`` of the judge under the rubric that wait for an
+        open submission's line."""
         if not self._has_table("provider_batch_pairs"):
-            return 0
-        row = self._one(
-            "SELECT COUNT(*) FROM provider_batch_pairs p JOIN provider_batch_requests r "
-            "ON r.submission = p.submission AND r.request_hash = p.request_hash "
-            "JOIN provider_batches b ON b.id = p.submission WHERE b.rater = ? AND "
-            f"b.rubric_hash = ? AND b.{_OPEN} AND r.state = 'pending'",
+            return {}
+        rows = self._all(
+            "SELECT p.submission, COUNT(*) FROM provider_batch_pairs p JOIN "
+            "provider_batch_requests r ON r.submission = p.submission AND "
+            "r.request_hash = p.request_hash JOIN provider_batches b ON b.id = p.submission "
+            f"WHERE b.rater = ? AND b.rubric_hash = ? AND b.{_OPEN} AND r.state = 'pending' "
+            "GROUP BY p.submission",
             [rater, rubric_hash],
         )
-        return int(row[0]) if row is not None else 0
+        return {int(r[0]): int(r[1]) for r in rows}
 
     def mark_requests(self, sub_id: int, states: Mapping[str, RequestState]) -> None:
         """Set the state of lines (by custom id); an answered or failed line's stored

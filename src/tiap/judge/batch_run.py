@@ -459,8 +459,5 @@ class BatchJudge:
             direct = DirectJudge(self.ctx, self.jp, self.leftover)
             await direct.run()
             self.stopped_by_budget = self.stopped_by_budget or direct.stopped_by_budget
-        self.tally.in_batches = self.ctx.ws.open_batch_pair_count(
-            self.jp.judge.name, self.rubric_hash
-        )
         for sub_id in sorted(self.touched):
             self.ctx.batches.append(batch_report(self.ctx.ws.submission(sub_id)))

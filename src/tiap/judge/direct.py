@@ -159,8 +159,7 @@ class DirectJudge:
         self.deferred.extend(claim.held)
         self.remaining.extendleft(reversed(claim.unfunded))
         self.unfunded = bool(claim.unfunded)
-        self.tally.done_elsewhere += claim.done
-        self.tally.in_batches += pairs_in(claim.batched)
+        self.tally.done_elsewhere += claim.done  # (batched pairs: counted at the end of the run)
         if claim.cached:
             stored = self.ctx.recorder.record_cached(
                 self.rater,
@@ -196,14 +195,16 @@ class DirectJudge:
         kwargs = litellm_kwargs(jp.settings, group.messages, self.ctx.plan.panel.timeout_s)
         kwargs.update(jp.costs.litellm_kwargs)
         pushed = False
+        attempt_epoch = epoch
 
         def on_retry(failure: Failure, sleep: float) -> None:
-            nonlocal pushed
+            nonlocal pushed, attempt_epoch
             tally.retries += 1
             tally.retry_wait_s += sleep
             if failure.status in PUSHBACK_STATUSES or failure.reason == "rate_limited":
                 pushed = True
-            self._pushback(failure, epoch)
+            self._pushback(failure, attempt_epoch)
+            attempt_epoch = self.limiter.epoch  # the next attempt starts under the new limit
 
         if self.pool is None:
             outcome = await call_model(
@@ -217,7 +218,7 @@ class DirectJudge:
             outcome = await self.pool.call(jp.judge.name, kwargs)
             tally.retries += max(0, outcome.attempts - 1)
         if outcome.failure is not None:
-            self._pushback(outcome.failure, epoch)
+            self._pushback(outcome.failure, attempt_epoch)
         elif not pushed:
             await self.limiter.succeeded()
         return outcome

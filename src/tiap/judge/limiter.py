@@ -5,7 +5,8 @@ The limit starts at the panel's ``concurrency`` for the judge. A rate limit
 limit (a window's worth), it grows by one, up to the panel's ``concurrency``
 again (additive increase, multiplicative decrease). A 429 of a call that
 started before the last decrease does not halve it again: the calls in flight
-when the provider pushed back all see the same push, and it is answered once.
+when the provider pushed back all see the same push, and it is answered once
+(a retried call's next attempt starts in the epoch current at its retry).
 """
 
 from __future__ import annotations

@@ -34,7 +34,15 @@ from tiap.aio import run_sync
 from tiap.cases import Workspace
 from tiap.errors import TiapError
 from tiap.judge.call import litellm_session
-from tiap.judge.claims import LEASE_S, Keeper, Ledger, budget_scope, new_owner, reap_gone
+from tiap.judge.claims import (
+    LEASE_S,
+    Keeper,
+    Ledger,
+    budget_scope,
+    new_owner,
+    owner_gone,
+    reap_gone,
+)
 from tiap.judge.direct import DirectJudge, RunContext
 from tiap.judge.outcomes import Recorder
 from tiap.judge.panel import Panel
@@ -97,6 +105,34 @@ def answer_from_cache(ctx: RunContext) -> None:
             tally.done_elsewhere += stored.skipped
             ctx.count(tally, stored.labels)
         ctx.reporter.advance(jp.judge.name, len(jp.cache_hits))
+
+
+def count_batched(ctx: RunContext) -> None:
+    """Each judge's pairs that wait in open provider batches when the run ends: held
+    by another live run when it polls them (it stores them), else waiting (a
+    ``--batch`` run collects them)."""
+    import time
+
+    now = time.time()
+    for jp in ctx.plan.judges:
+        tally = ctx.tallies[jp.judge.name]
+        waiting = ctx.ws.open_batch_pairs(jp.judge.name, ctx.plan.rubric.content_hash)
+        if not waiting:
+            continue
+        subs = {
+            s.id: s
+            for s in ctx.ws.submissions(
+                rater=jp.judge.name, rubric_hash=ctx.plan.rubric.content_hash, open_only=True
+            )
+        }
+        for sub_id, n in waiting.items():
+            sub = subs.get(sub_id)
+            poller = None if sub is None else sub.poller
+            expires = 0.0 if sub is None else sub.poll_expires_at or 0.0
+            if poller not in (None, ctx.owner) and expires > now and not owner_gone(str(poller)):
+                tally.held_elsewhere += n
+            else:
+                tally.in_batches += n
 
 
 def pool_size(plan: RunPlan, workers: int | None, judges: Sequence[JudgePlan] | None = None) -> int:
@@ -178,7 +214,7 @@ async def execute(
     workers: int | None = None,
     pool: CallPool | None = None,
     batch: BatchOptions | None = None,
-    lease_s: float = LEASE_S,
+    lease_s: float | None = None,
 ) -> RunSummary:
     """Carry out a plan: cache answers first, then the calls: in ``workers``
     processes when there are many (see :func:`pool_size`), or in a pool the caller
@@ -186,10 +222,12 @@ async def execute(
     whose provider has a batch API go through it (:mod:`tiap.judge.batch_run`).
 
     Groups are claimed before they are called (leases of ``lease_s`` seconds,
-    renewed while the run works, released when it ends, also on Ctrl-C), and the
-    budget ``max_cost`` is shared with overlapping runs (:mod:`tiap.judge.claims`).
+    default :data:`~tiap.judge.claims.LEASE_S`, renewed while the run works,
+    released when it ends, also on Ctrl-C), and the budget ``max_cost`` is shared
+    with overlapping runs (:mod:`tiap.judge.claims`).
     """
     check_budget_prices(plan, max_cost)
+    lease_s = LEASE_S if lease_s is None else lease_s
     if lease_s <= 0:
         raise TiapError("the lease duration must be positive")
     routes = _batch_routes(plan, ws) if batch is not None else {}
@@ -227,9 +265,6 @@ async def execute(
     stopped = False
     try:
         answer_from_cache(ctx)
-        for jp in plan.judges:
-            if jp not in batched:
-                ctx.tallies[jp.judge.name].in_batches += len(jp.in_batches)
         needs_pool = any(not jp.judge.offline for jp in direct)
         use_pool = pool is not None or bool(size and needs_pool)
         in_process = bool(batched) or any(jp.judge.offline or not use_pool for jp in direct)
@@ -244,6 +279,7 @@ async def execute(
                         stopped = await _run_judges(ctx, direct, batched, routes, batch)
                 else:
                     stopped = await _run_judges(ctx, direct, batched, routes, batch)
+        count_batched(ctx)
     finally:
         keeper.release()
         used = ledger.used()
@@ -304,7 +340,7 @@ def run_panel(
     workers: int | None = None,
     force: bool = False,
     batch: BatchOptions | None = None,
-    lease_s: float = LEASE_S,
+    lease_s: float | None = None,
 ) -> RunSummary:
     """Plan and execute (the Python API of ``tiap judge run``), from synchronous
     code: also inside a running event loop (see :func:`run_on_workspace`). Beyond a
