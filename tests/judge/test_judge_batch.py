@@ -452,3 +452,21 @@ def test_two_batch_runs_at_once_submit_each_request_once(
         assert server.batch_creations == {"m-a": 1, "m-b": 1}
         assert server.count == 2 * n
     assert labels(db) == {(f"c{i:04d}", j): (expected(i), None) for i in range(n) for j in models}
+
+
+def test_requests_litellm_cannot_write_as_batch_lines_are_called_directly(
+    make_workspace, batch_panel, key_env
+) -> None:
+    db = make_workspace(2)
+    # litellm refuses temperature 0 for o-series models: no batch line can be written
+    with BatchServer(Script(default=parity), key=model_and_question) as server:
+        panel = load_panel(batch_panel(server.url, {"a": "openai/o3-mini"}))
+        with Workspace(db) as ws:
+            summary = run_panel(ws, panel, load_rubric(), subset="val", batch=FAST)
+        assert server.batch_creations == Counter()
+        assert server.uploads() == []
+    (tally,) = summary.judges
+    assert "cannot be batch lines" in (tally.route_note or "")
+    assert tally.calls == 2  # called directly (and refused the same way there)
+    assert len(labels(db)) == 2
+    assert rows(db, "SELECT COUNT(*) FROM provider_batches") == [(0,)]

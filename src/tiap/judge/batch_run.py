@@ -188,7 +188,15 @@ class BatchJudge:
         groups = deque(self.jp.groups)
         ctx, name = self.ctx, self.jp.judge.name
         while groups:
-            chunk, sizes = self._next_chunk(groups)
+            try:
+                chunk, sizes = self._next_chunk(groups)
+            except Exception as exc:  # litellm cannot write the request for this provider
+                failure = classify(exc, ctx.secrets)
+                self.tally.route_note = (
+                    f"its requests cannot be batch lines ({failure.message}): called directly"
+                )
+                self.leftover.extend(groups)
+                return
             if not chunk:
                 continue
             with ctx.ws.transaction():
@@ -300,24 +308,38 @@ class BatchJudge:
             for sub in self._mine():
                 if sub.state != "submitted" or sub.batch_id is None:
                     continue
-                batch = await self.client.retrieve(sub.batch_id)
-                counts = getattr(batch, "request_counts", None)
-                done = int(getattr(counts, "completed", 0) or 0)
-                failed = int(getattr(counts, "failed", 0) or 0)
-                self.ctx.ws.update_submission(
-                    sub.id or 0, provider_status=batch.status, completed=done, failed=failed
-                )
-                text = f"{self.jp.judge.name} {sub.batch_id} {batch.status}"
-                report_batch(
-                    self.ctx.reporter, f"batch-{sub.id}", text, done + failed, sub.requests
-                )
-                if batch.status in TERMINAL:
-                    await self.ingest(self.ctx.ws.submission(sub.id or 0), batch)
-                else:
+                try:
+                    finished = await self._poll_one(sub)
+                except Exception as exc:  # the provider did not answer: try again later
+                    failure = classify(exc, self.ctx.secrets)
+                    if failure.fatal:
+                        self.tally.error = f"{failure.reason}: {failure.message}"
+                        return
+                    self.ctx.ws.update_submission(
+                        sub.id or 0, note=f"last poll failed: {failure.reason}: {failure.message}"
+                    )
+                    finished = False
+                if not finished:
                     running.append(sub)
-            if not running or not self.options.wait:
+            if not running or not self.options.wait or self.tally.error is not None:
                 return
             await asyncio.sleep(self.options.poll_s)
+
+    async def _poll_one(self, sub: ProviderBatch) -> bool:
+        """Retrieve a batch, record its status; store it when it is over (True)."""
+        batch = await self.client.retrieve(sub.batch_id or "")
+        counts = getattr(batch, "request_counts", None)
+        done = int(getattr(counts, "completed", 0) or 0)
+        failed = int(getattr(counts, "failed", 0) or 0)
+        self.ctx.ws.update_submission(
+            sub.id or 0, provider_status=batch.status, completed=done, failed=failed
+        )
+        text = f"{self.jp.judge.name} {sub.batch_id} {batch.status}"
+        report_batch(self.ctx.reporter, f"batch-{sub.id}", text, done + failed, sub.requests)
+        if batch.status not in TERMINAL:
+            return False
+        await self.ingest(self.ctx.ws.submission(sub.id or 0), batch)
+        return True
 
     # ------------------------------------------------------------------ store
 

@@ -237,8 +237,10 @@ async def execute(
     size = pool_size(plan, workers, direct)
     reporter = reporter or NoReporter()
     for jp in plan.judges:
-        if jp.pairs:  # a judge with nothing to do draws no bar
-            reporter.start(jp.judge.name, len(jp.pairs))
+        # this run's work: pairs waiting in batches only when it collects them
+        work = len(jp.pairs) - (0 if jp in batched else len(jp.in_batches))
+        if work:  # a judge with nothing to do draws no bar
+            reporter.start(jp.judge.name, work)
     reap_gone(ws)  # runs of this host that were killed hold nothing any more
     owner = new_owner()
     scope = budget_scope(plan.panel.name, plan.rubric.content_hash, plan.subset)
@@ -296,7 +298,7 @@ async def execute(
         owner=owner,
         budget=ledger.budget,
         budget_used_usd=round(used, 10),
-        batches=ctx.batches,
+        batches=sorted(ctx.batches, key=lambda b: b.submission),
     )
     return summary.finish()
 
