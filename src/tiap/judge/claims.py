@@ -92,7 +92,8 @@ def budget_scope(panel: str, rubric_hash: str, subset: str | None) -> str:
 
 
 class Ledger:
-    """This run's row of the workspace's budget ledger (see the module docstring).
+    """This run's row of the workspace's budget ledger (see the module docstring),
+    added when the run first claims something (a run with nothing to call adds none).
 
     Without ``max_cost`` nothing is limited, but what the run spends is recorded.
     """
@@ -107,17 +108,32 @@ class Ledger:
     ) -> None:
         self.ws = ws
         self.owner = owner
+        self.scope = scope
         self.max_cost = max_cost
-        now = time.time()
-        self.budget = ws.open_ledger(owner, scope, max_cost, now + lease_s, now)
-        self.exhausted = False
+        self.lease_s = lease_s
+        self._budget: str | None = None
+
+    @property
+    def budget(self) -> str:
+        """The budget this run counts against (its ledger row is added now if need be)."""
+        if self._budget is None:
+            now = time.time()
+            self._budget = self.ws.open_ledger(
+                self.owner, self.scope, self.max_cost, now + self.lease_s, now
+            )
+        return self._budget
+
+    @property
+    def opened(self) -> bool:
+        return self._budget is not None
 
     def fund(self, amounts: Sequence[float]) -> int:
         """How many of ``amounts`` (worst cases, in order) the budget takes now; they
         are reserved. Call inside the claiming transaction."""
+        budget = self.budget
         if self.max_cost is None:
             return len(amounts)
-        used = self.ws.budget_used(self.budget, time.time())
+        used = self.ws.budget_used(budget, time.time())
         total, n = 0.0, 0
         for amount in amounts:
             if used + total + amount > self.max_cost + 1e-12:
@@ -133,19 +149,24 @@ class Ledger:
         cost counts as its worst case). Call inside the storing transaction."""
         spent = reserved if actual is None else actual
         if reserved or spent:
+            _ = self.budget
             self.ws.settle_budget(self.owner, reserved if self.max_cost is not None else 0.0, spent)
 
     def release(self, reserved: float) -> None:
         """Give back a reservation whose call was never made."""
-        if reserved and self.max_cost is not None:
+        if reserved and self.max_cost is not None and self.opened:
             self.ws.settle_budget(self.owner, reserved, 0.0)
 
-    def used(self) -> float:
-        """What the shared budget holds now (every run's spending and live reservations)."""
+    def used(self) -> float | None:
+        """What the shared budget holds now (every run's spending and live
+        reservations); None when this run never opened its ledger row."""
+        if not self.opened:
+            return None
         return self.ws.budget_used(self.budget, time.time())
 
     def close(self) -> None:
-        self.ws.close_ledger(self.owner)
+        if self.opened:
+            self.ws.close_ledger(self.owner)
 
 
 @dataclass

@@ -296,8 +296,8 @@ async def execute(
         max_cost_usd=max_cost,
         stopped_by_budget=stopped,
         owner=owner,
-        budget=ledger.budget,
-        budget_used_usd=round(used, 10),
+        budget=ledger.budget if ledger.opened else None,
+        budget_used_usd=None if used is None else round(used, 10),
         batches=sorted(ctx.batches, key=lambda b: b.submission),
     )
     return summary.finish()
