@@ -470,3 +470,33 @@ def test_requests_litellm_cannot_write_as_batch_lines_are_called_directly(
     assert tally.calls == 2  # called directly (and refused the same way there)
     assert len(labels(db)) == 2
     assert rows(db, "SELECT COUNT(*) FROM provider_batches") == [(0,)]
+
+
+def test_a_batch_cancelled_through_the_api_is_completed_directly(
+    capsys, make_workspace, batch_panel, key_env
+) -> None:
+    import asyncio
+
+    from judge_support import SECRET
+
+    from tiap.judge.batch_api import BatchClient
+
+    n = 3
+    db = make_workspace(n)
+    with BatchServer(Script(default=parity), key=model_and_question, fates=["cancel"]) as server:
+        panel = batch_panel(server.url, {"a": "openai/m-a"})
+        base = ["judge", "run", "--db", str(db), "--panel", str(panel), "--subset", "val"]
+        base += ["--no-progress", "--poll-interval", "0.01", "--batch"]
+        assert run_cli(capsys, *base, "--no-wait")[0] == 3
+        (batch_id,) = [b for (b,) in rows(db, "SELECT batch_id FROM provider_batches")]
+        client = BatchClient("openai", "openai/m-a", server.url, SECRET)
+        cancelled = asyncio.run(client.cancel(batch_id))
+        assert cancelled.status == "cancelling"
+        code, out, err = run_cli(capsys, *base, "--json")
+        assert code == 0, err
+        assert ("POST", f"/v1/batches/{batch_id}/cancel") in server.admin
+        assert sum(direct_requests(server).values()) == n  # every line called directly
+        assert server.batch_creations == {"m-a": 1}
+    assert labels(db) == {(f"c{i:04d}", "a"): (expected(i), None) for i in range(n)}
+    (report,) = json.loads(out)["batches"]
+    assert (report["provider_status"], report["answered"], report["retried"]) == ("cancelled", 0, n)

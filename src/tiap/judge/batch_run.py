@@ -50,7 +50,7 @@ from tiap.judge.direct import DirectJudge, RunContext, pairs_in
 from tiap.judge.failures import classify
 from tiap.judge.outcomes import Rater
 from tiap.judge.plan import Group, JudgePlan, Pair
-from tiap.judge.pricing import Price, batch_price
+from tiap.judge.pricing import Price, batch_price, table_batch_price, table_price
 from tiap.judge.reporting import report_batch
 from tiap.judge.request import canonical_json, estimate_tokens, full_request
 from tiap.judge.summary import BatchReport
@@ -396,7 +396,9 @@ class BatchJudge:
         for bp in ws.submission_pairs(sub_id):
             cases[bp.request_hash].append(bp.case_id)
         rater = Rater(sub.rater, sub.model, sub.api_base, sub.panel, sub.settings_hash)
-        price = self.price if sub.model == self.jp.judge.model else None
+        price = self.price
+        if sub.model != self.jp.judge.model:  # submitted when the judge had another model
+            price = table_batch_price(sub.model) or table_price(sub.model)
         retry: list[BatchRequest] = []
         cost_total = 0.0
         for i in range(0, len(pending), STORE_CHUNK):
