@@ -99,12 +99,31 @@ def _expect_3(before: sqlite3.Connection, after: sqlite3.Connection) -> None:
     assert "labels_rater_kind" in " ".join(str(r[-1]) for r in plan)
 
 
+def _tables(conn: sqlite3.Connection) -> set[str]:
+    return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
 def _expect_4(before: sqlite3.Connection, after: sqlite3.Connection) -> None:
-    # reserved for the judge-lease tables: the schema is unchanged
-    assert _schema(after) == _schema(before)
+    assert not {"judge_leases", "budget_ledger"} & _tables(before)
+    assert {"judge_leases", "budget_ledger"} <= _tables(after)
+    assert _columns(after, "judge_leases")[:3] == ["rubric_hash", "rater", "case_id"]
+    # one lease per (rubric, judge, case): a second claim on the pair conflicts
+    row = ("r", "judge-a", "c1", "h", "me", 1.0, "t")
+    after.execute("INSERT INTO judge_leases VALUES (?, ?, ?, ?, ?, ?, ?)", row)
+    with pytest.raises(sqlite3.IntegrityError):
+        after.execute("INSERT INTO judge_leases VALUES (?, ?, ?, ?, ?, ?, ?)", row)
+    assert {"judge_leases_request", "judge_leases_owner", "budget_ledger_budget"} <= _indexes(after)
 
 
 def _expect_5(before: sqlite3.Connection, after: sqlite3.Connection) -> None:
+    batch_tables = {"provider_batches", "provider_batch_requests", "provider_batch_pairs"}
+    assert not batch_tables & _tables(before)
+    assert batch_tables <= _tables(after)
+    assert "batch_id" in _columns(after, "provider_batches")
+    assert "provider_batch_requests_hash" in _indexes(after)
+
+
+def _expect_6(before: sqlite3.Connection, after: sqlite3.Connection) -> None:
     old = {r[1]: r for r in before.execute("PRAGMA table_info(cases)")}
     new = {r[1]: r for r in after.execute("PRAGMA table_info(cases)")}
     assert "kind" not in old
@@ -144,6 +163,7 @@ EXPECT: dict[int, Callable[[sqlite3.Connection, sqlite3.Connection], None]] = {
     3: _expect_3,
     4: _expect_4,
     5: _expect_5,
+    6: _expect_6,
 }
 
 

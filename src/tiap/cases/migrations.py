@@ -190,16 +190,98 @@ def labels_rater_kind_index(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX labels_rater_kind ON labels(rater, rater_kind)")
 
 
-@migration(4, "reserved for judge leases")
-def reserved_for_judge_leases(conn: sqlite3.Connection) -> None:
-    """Version 4 belongs to the judge-lease tables, recorded by their own migration;
-    until it is in this registry the version changes nothing, so version 5 keeps
-    its number."""
+@migration(4, "judge_leases and budget_ledger: pairs claimed before they are called, one budget")
+def judge_leases_and_budget_ledger(conn: sqlite3.Connection) -> None:
+    for sql in (
+        """CREATE TABLE judge_leases (
+            rubric_hash TEXT NOT NULL,
+            rater TEXT NOT NULL,
+            case_id TEXT NOT NULL,
+            request_hash TEXT NOT NULL,
+            owner TEXT NOT NULL,
+            expires_at REAL NOT NULL,
+            taken_at TEXT NOT NULL,
+            PRIMARY KEY (rubric_hash, rater, case_id)
+        )""",
+        "CREATE INDEX judge_leases_request ON judge_leases(request_hash)",
+        "CREATE INDEX judge_leases_owner ON judge_leases(owner)",
+        """CREATE TABLE budget_ledger (
+            owner TEXT PRIMARY KEY,
+            budget TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            max_cost_usd REAL,
+            reserved_usd REAL NOT NULL DEFAULT 0,
+            spent_usd REAL NOT NULL DEFAULT 0,
+            started_at TEXT NOT NULL,
+            expires_at REAL NOT NULL,
+            finished_at TEXT
+        )""",
+        "CREATE INDEX budget_ledger_budget ON budget_ledger(budget)",
+        "CREATE INDEX budget_ledger_scope ON budget_ledger(scope, expires_at)",
+    ):
+        conn.execute(sql)
 
 
-#: columns of ``cases`` that only contested credits fill: NOT NULL before version 5.
+@migration(5, "provider_batches: submitted provider batches, their requests and pairs")
+def provider_batches(conn: sqlite3.Connection) -> None:
+    for sql in (
+        """CREATE TABLE provider_batches (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            batch_id TEXT UNIQUE,
+            state TEXT NOT NULL,
+            provider_status TEXT,
+            rater TEXT NOT NULL,
+            model TEXT NOT NULL,
+            api_base TEXT,
+            provider TEXT NOT NULL,
+            panel TEXT,
+            rubric_id TEXT,
+            rubric_hash TEXT NOT NULL,
+            settings_hash TEXT NOT NULL,
+            label_epoch INTEGER NOT NULL,
+            requests INTEGER NOT NULL,
+            pairs INTEGER NOT NULL,
+            bytes INTEGER NOT NULL,
+            input_file_id TEXT,
+            output_file_id TEXT,
+            error_file_id TEXT,
+            completed INTEGER NOT NULL DEFAULT 0,
+            failed INTEGER NOT NULL DEFAULT 0,
+            answered INTEGER NOT NULL DEFAULT 0,
+            retried INTEGER NOT NULL DEFAULT 0,
+            reserved_usd REAL NOT NULL DEFAULT 0,
+            cost_usd REAL,
+            submitted_by TEXT NOT NULL,
+            poller TEXT,
+            poll_expires_at REAL,
+            note TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            closed_at TEXT
+        )""",
+        "CREATE INDEX provider_batches_open ON provider_batches(rater, closed_at)",
+        """CREATE TABLE provider_batch_requests (
+            submission INTEGER NOT NULL REFERENCES provider_batches(id),
+            custom_id TEXT NOT NULL,
+            request_hash TEXT NOT NULL,
+            request_json TEXT,
+            state TEXT NOT NULL DEFAULT 'pending',
+            PRIMARY KEY (submission, custom_id)
+        )""",
+        "CREATE INDEX provider_batch_requests_hash ON provider_batch_requests(request_hash)",
+        """CREATE TABLE provider_batch_pairs (
+            submission INTEGER NOT NULL REFERENCES provider_batches(id),
+            case_id TEXT NOT NULL REFERENCES cases(case_id),
+            request_hash TEXT NOT NULL,
+            PRIMARY KEY (submission, case_id)
+        )""",
+    ):
+        conn.execute(sql)
+
+
+#: columns of ``cases`` that only contested credits fill: NOT NULL before version 6.
 _CONTESTED_ONLY = ("rank", "k")
-#: the columns version 5 adds, after the existing ones.
+#: the columns version 6 adds, after the existing ones.
 _KIND_COLUMNS = (
     "kind TEXT NOT NULL DEFAULT 'contested' CHECK (kind IN ('contested', 'qrels'))",
     "title TEXT",
@@ -220,7 +302,7 @@ def _column_sql(name: str, decl_type: str, notnull: int, default: str | None, pk
     return " ".join(p for p in parts if p)
 
 
-@migration(5, "cases.kind: contested credits and qrels pairs, with the fields of each kind")
+@migration(6, "cases.kind: contested credits and qrels pairs, with the fields of each kind")
 def case_kinds(conn: sqlite3.Connection) -> None:
     """Rebuild ``cases`` (SQLite cannot drop a NOT NULL constraint in place): every
     column it has, in order, with ``rank`` and ``k`` nullable (a qrels pair has

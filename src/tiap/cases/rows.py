@@ -25,6 +25,7 @@ from tiap.cases.models import (
     SubsetMember,
     SubsetRecord,
 )
+from tiap.cases.run_models import BatchPair, BatchRequest, LedgerEntry, PairLease, ProviderBatch
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -135,5 +136,23 @@ SUBSETS = Columns(SubsetRecord, "subsets", json_fields=("params",))
 SUBSET_CASES = Columns(SubsetMember, "subset_cases")
 EVENTS = Columns(EventRecord, "events", json_fields=("payload",), generated=("id",))
 
-TABLES: tuple[Columns[Any], ...] = (CASES, LABELS, MODEL_CALLS, SUBSETS, SUBSET_CASES, EVENTS)
+LEASES = Columns(PairLease, "judge_leases")
+LEDGER = Columns(LedgerEntry, "budget_ledger")
+BATCHES = Columns(ProviderBatch, "provider_batches", generated=("id",))
+BATCH_REQUESTS = Columns(BatchRequest, "provider_batch_requests")
+BATCH_PAIRS = Columns(BatchPair, "provider_batch_pairs")
+
+TABLES: tuple[Columns[Any], ...] = (
+    CASES,
+    LABELS,
+    MODEL_CALLS,
+    SUBSETS,
+    SUBSET_CASES,
+    EVENTS,
+    LEASES,
+    LEDGER,
+    BATCHES,
+    BATCH_REQUESTS,
+    BATCH_PAIRS,
+)
 """Every data table with its full column list (``LABEL_MARKS`` reads a part of labels)."""

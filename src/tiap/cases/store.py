@@ -208,6 +208,11 @@ class Store:
     def _all(self, sql: str, args: Sequence[Any] = ()) -> list[sqlite3.Row]:
         return self._conn.execute(sql, args).fetchall()
 
+    def _has_table(self, name: str) -> bool:
+        """Whether the schema has a table (a read-only workspace may be unmigrated)."""
+        row = self._one("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [name])
+        return row is not None
+
     def _write(self, sql: str, args: Sequence[Any] = ()) -> sqlite3.Cursor:
         with self.transaction():
             return self._conn.execute(sql, args)

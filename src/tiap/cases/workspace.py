@@ -13,6 +13,9 @@ model call (DESIGN.md, "Case store").
   Rater names are one namespace (:mod:`tiap.cases.labels`).
 - Every write commits before the call returns, unless it runs inside
   :meth:`Workspace.transaction`, which commits once at the end.
+- Concurrent runs coordinate through it: judge pairs are leased before they
+  are called, spending is one ledger (:mod:`tiap.cases.leases`), and provider
+  batches are recorded before they are sent (:mod:`tiap.cases.batches`).
 - Only this package issues SQL: every query is a method here, and rows map to
   the pydantic models of :mod:`tiap.cases.models` (:mod:`tiap.cases.rows`).
 """
@@ -25,7 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from tiap.cases import opening
+from tiap.cases.batches import BatchStore
 from tiap.cases.labels import LabelStore
+from tiap.cases.leases import LeaseStore
 from tiap.cases.models import Case, ModelCall, SubsetMember, SubsetRecord
 from tiap.cases.rows import CASES, MODEL_CALLS, SUBSET_CASES, SUBSETS
 from tiap.cases.store import chunks, marks, now_iso
@@ -38,7 +43,7 @@ _CASE_ORDER = " ORDER BY run, query_index, case_id"
 _KIND_ORDER = " ORDER BY kind, run, query_index, case_id"
 
 
-class Workspace(LabelStore):
+class Workspace(BatchStore, LeaseStore, LabelStore):
     """A handle on a workspace file. Use as a context manager, or call :meth:`close`.
 
     ``Workspace(path)`` opens for writing and creates the file when it does not
