@@ -36,6 +36,7 @@ from tiap.cases.models import Case
 from tiap.cases.vocab import SUBSET_VALIDATION
 from tiap.cases.workspace import Workspace
 from tiap.errors import TiapError
+from tiap.limits import check_cases, check_seed
 
 RULE = (
     "strata=rank_bucket; allocation=proportional, largest remainder (ties to the earlier "
@@ -66,6 +67,7 @@ class SampleResult(BaseModel):
 
 def default_overlap(n: int) -> int:
     """The paper's overlap share (36 of 115), scaled to ``n`` and rounded half up."""
+    n = check_cases("--n", n)
     return (2 * DEFAULT_OVERLAP * n + DEFAULT_N) // (2 * DEFAULT_N)
 
 
@@ -123,10 +125,9 @@ def stratified_sample(
     seed: int = DEFAULT_SEED,
 ) -> SampleResult:
     """Draw a subset of ``cases`` by the module's rule (pure: nothing is stored)."""
-    if n < 1:
-        raise TiapError(f"--n must be at least 1 (got {n})")
-    if overlap < 0:
-        raise TiapError(f"--overlap must not be negative (got {overlap})")
+    n = check_cases("--n", n)
+    overlap = check_cases("--overlap", overlap, minimum=0)
+    seed = check_seed("--seed", seed)
     if overlap > n:
         raise TiapError(f"--overlap ({overlap}) cannot exceed --n ({n})")
     notes: list[str] = []
@@ -178,6 +179,11 @@ def sample_subset(
     replace: bool = False,
 ) -> SampleResult:
     """Draw a validation subset from the workspace's cases and store it as ``name``."""
+    n = check_cases("--n", n)
+    overlap = check_cases("--overlap", overlap, minimum=0)
+    seed = check_seed("--seed", seed)
+    if overlap > n:
+        raise TiapError(f"--overlap ({overlap}) cannot exceed --n ({n})")
     if not name.strip():
         raise TiapError("the subset needs a name (--name)")
     runs = sorted(set(from_runs)) if from_runs else None

@@ -59,12 +59,12 @@ def register(app: typer.Typer) -> None:
         ),
         rubric: str = typer.Option("contested-credit", "--rubric", help="Rubric name or TOML."),
         k: int | None = typer.Option(
-            None, "--k", min=1, help="Cut-off for contested credits (default: the bundle's k)."
+            None, "--k", help="Cut-off for contested credits (default: the bundle's k)."
         ),
         ks: str = typer.Option("10,60", "--ks", help="Rescoring cut-offs."),
-        n: int = typer.Option(115, "--n", min=1, help="Validation subset size."),
+        n: int = typer.Option(115, "--n", help="Validation subset size."),
         overlap: int | None = typer.Option(
-            None, "--overlap", min=0, help="Second-reviewer overlap (default scales with --n)."
+            None, "--overlap", help="Second-reviewer overlap (default scales with --n)."
         ),
         seed: int = typer.Option(1337, "--seed", help="Seed for bootstraps and sampling."),
         from_runs: str | None = typer.Option(
@@ -83,7 +83,7 @@ def register(app: typer.Typer) -> None:
             0.60, "--min-judge-kappa", help="Gate: each judge's kappa vs humans."
         ),
         max_cost: float | None = typer.Option(
-            None, "--max-cost", min=0, help="Budget in US dollars for each judging step."
+            None, "--max-cost", help="Budget in US dollars for each judging step."
         ),
         force: bool = typer.Option(
             False, "--force", help="Judge every case even if the gate failed (recorded)."
@@ -93,28 +93,34 @@ def register(app: typer.Typer) -> None:
         """The whole audit: rescore, contested cases, validation subset, judges, human
         labels, agreement and gate, then every case and the final report. Resumable: run
         the same command again to continue (exit status 3 means paused, not failed)."""
-        from tiap.audit import AuditSettings
+        from pydantic import ValidationError
 
-        settings = AuditSettings(
-            bundle=bundle,
-            out=out,
-            panel=panel,
-            db=db,
-            rubric=rubric,
-            k=k,
-            ks=ks,
-            n=n,
-            overlap=overlap,
-            seed=seed,
-            from_runs=_names(from_runs),
-            humans="skip" if no_humans else "required",
-            reference=reference,
-            min_fleiss=min_fleiss,
-            min_judge_kappa=min_judge_kappa,
-            max_cost=max_cost,
-            force=force,
-            progress=not no_progress,
-        )
+        from tiap.audit import AuditSettings
+        from tiap.cli.options import settings_problem
+
+        try:
+            settings = AuditSettings(
+                bundle=bundle,
+                out=out,
+                panel=panel,
+                db=db,
+                rubric=rubric,
+                k=k,
+                ks=ks,
+                n=n,
+                overlap=overlap,
+                seed=seed,
+                from_runs=_names(from_runs),
+                humans="skip" if no_humans else "required",
+                reference=reference,
+                min_fleiss=min_fleiss,
+                min_judge_kappa=min_judge_kappa,
+                max_cost=max_cost,
+                force=force,
+                progress=not no_progress,
+            )
+        except ValidationError as exc:
+            raise settings_problem(exc) from None
         _finish(_run(settings))
 
     @app.command("demo")

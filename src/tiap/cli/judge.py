@@ -148,7 +148,6 @@ def run(
     max_cost: float | None = typer.Option(
         None,
         "--max-cost",
-        min=0,
         help="Budget in US dollars for this run; stops before exceeding it.",
     ),
     dry_run: bool = typer.Option(
@@ -163,7 +162,6 @@ def run(
     workers: int | None = typer.Option(
         None,
         "--workers",
-        min=0,
         help="Processes making provider calls (0: this one). Default: one per core "
         "(at most 4) for runs of 2,000+ calls with 64+ in flight at once, else 0.",
     ),
@@ -175,8 +173,13 @@ def run(
     from tiap.judge import dry_run as make_dry_run
     from tiap.judge import load_panel, plan_run
     from tiap.judge.progress import run_with_progress
+    from tiap.limits import MAX_WORKERS, check_cost, check_int
     from tiap.rubric import load_rubric
 
+    if max_cost is not None:
+        check_cost("--max-cost", max_cost)
+    if workers is not None:
+        check_int("--workers", workers, minimum=0, maximum=MAX_WORKERS)
     the_panel = load_panel(panel)
     the_rubric = load_rubric(rubric)
     with Workspace(db, create=False) as ws:
