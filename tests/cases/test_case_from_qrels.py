@@ -201,7 +201,7 @@ def test_negatives_include_graded_zero_lines_not_drawn_already(tmp_path: Path) -
 def test_options_are_checked(tmp_path: Path) -> None:
     src = read_source(graded_task(tmp_path))
     for kwargs, message in [
-        ({"per_dataset": 0}, "--per-dataset must be an integer of at least 1"),
+        ({"per_dataset": 0}, r"--per-dataset must be at least 1 \(got 0\)"),
         ({"negatives": 3}, "--negatives N needs --run"),
         ({"run": RUN_FILE}, "--run is where --negatives N draws from"),
         ({"seed": -1}, "--seed must be a non-negative integer"),

@@ -4,10 +4,26 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, field_validator, model_validator
+
+from tiap.cases.events import kappa_threshold_problem
+from tiap.errors import TiapError
+from tiap.limits import (
+    MAX_RESAMPLES,
+    MAX_RESCORE_RESAMPLES,
+    LimitError,
+    check_cases,
+    check_cost,
+    check_k,
+    check_resamples,
+    check_seed,
+)
+
+T = TypeVar("T")
 
 STATE_FILE = "audit_state.json"
 WORKSPACE_FILE = "workspace.sqlite"
@@ -47,11 +63,11 @@ class AuditSettings(BaseModel):
     db: Path | None = None
     #: the rubric's name or file; default: the mode's (``MODE_RUBRICS``)
     rubric: str | None = None
-    k: int | None = Field(default=None, ge=1)
+    k: int | None = None
     ks: str = "10,60"
     subset: str = "validation"
-    n: int = Field(default=115, ge=1)
-    overlap: int | None = Field(default=None, ge=0)
+    n: int = 115
+    overlap: int | None = None
     seed: int = 1337
     from_runs: list[str] | None = None
     humans: Literal["required", "skip"] = "required"
@@ -60,16 +76,88 @@ class AuditSettings(BaseModel):
     min_judge_kappa: float = 0.60
     rescore_resamples: int = 3000
     agreement_resamples: int = 1000
-    max_cost: float | None = Field(default=None, ge=0)
+    max_cost: float | None = None
     force: bool = False
     progress: bool = True
     # qrels mode
-    per_dataset: int = Field(default=100, ge=1)
-    negatives: int = Field(default=0, ge=0)
+    per_dataset: int = 100
+    negatives: int = 0
     run: str | None = None
     qrels_subset: str = "qrels"
     min_confirmed: float = 0.90
     max_missed: float = 0.10
+
+    # Every number goes through the checks the command line and the steps' own APIs
+    # use (tiap.limits), so a bad setting fails here, before any step runs.
+    @field_validator("k", mode="before")
+    @classmethod
+    def _k(cls, value: object) -> int | None:
+        return None if value is None else _checked(check_k, value)
+
+    @field_validator("ks")
+    @classmethod
+    def _ks(cls, value: str) -> str:
+        from tiap.rescore.metrics import parse_ks
+
+        try:
+            parse_ks(value)
+        except TiapError as exc:
+            raise ValueError(str(exc)) from None
+        return value
+
+    @field_validator("n", mode="before")
+    @classmethod
+    def _n(cls, value: object) -> int:
+        return _checked(check_cases, value)
+
+    @field_validator("overlap", mode="before")
+    @classmethod
+    def _overlap(cls, value: object) -> int | None:
+        return None if value is None else _checked(check_cases, value, minimum=0)
+
+    @field_validator("per_dataset", mode="before")
+    @classmethod
+    def _per_dataset(cls, value: object) -> int:
+        return _checked(check_cases, value)
+
+    @field_validator("negatives", mode="before")
+    @classmethod
+    def _negatives(cls, value: object) -> int:
+        return _checked(check_cases, value, minimum=0)
+
+    @field_validator("seed", mode="before")
+    @classmethod
+    def _seed(cls, value: object) -> int:
+        return _checked(check_seed, value)
+
+    @field_validator("min_fleiss", "min_judge_kappa", mode="before")
+    @classmethod
+    def _kappa(cls, value: object) -> float:
+        problem = kappa_threshold_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
+        return float(value)  # type: ignore[arg-type]
+
+    @field_validator("rescore_resamples", mode="before")
+    @classmethod
+    def _rescore_resamples(cls, value: object) -> int:
+        return _checked(check_resamples, value, minimum=1, maximum=MAX_RESCORE_RESAMPLES)
+
+    @field_validator("agreement_resamples", mode="before")
+    @classmethod
+    def _agreement_resamples(cls, value: object) -> int:
+        return _checked(check_resamples, value, minimum=0, maximum=MAX_RESAMPLES)
+
+    @field_validator("max_cost", mode="before")
+    @classmethod
+    def _max_cost(cls, value: object) -> float | None:
+        return None if value is None else _checked(check_cost, value)
+
+    @model_validator(mode="after")
+    def _overlap_within_n(self) -> AuditSettings:
+        if self.overlap is not None and self.overlap > self.n:
+            raise ValueError(f"overlap ({self.overlap}) cannot exceed n ({self.n})")
+        return self
 
     @property
     def workspace(self) -> Path:
@@ -99,6 +187,15 @@ class AuditSettings(BaseModel):
             data["mode"] = self.mode
             data["qrels_subset"] = self.qrels_subset
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+
+
+def _checked(check: Callable[..., T], value: object, **limits: Any) -> T:
+    """``check("", value, **limits)`` with its problem as the ``ValueError`` pydantic
+    reports under the field's name."""
+    try:
+        return check("", value, **limits)
+    except LimitError as exc:
+        raise ValueError(exc.problem) from None
 
 
 def rescore_fingerprint(settings: AuditSettings) -> str:

@@ -51,6 +51,7 @@ from tiap.cases.sample import evenly_spaced, largest_remainder
 from tiap.cases.vocab import ANNOTATED, NEGATIVE, QRELS, SUBSET_QRELS_SAMPLE
 from tiap.cases.workspace import Workspace
 from tiap.errors import TiapError
+from tiap.limits import check_cases, check_seed
 
 RULE = (
     "per dataset: strata = qrels grades (highest first); allocation of per_dataset pairs "
@@ -225,11 +226,9 @@ def _case(
 
 def check_options(per_dataset: int, seed: int, negatives: int, run: str | None) -> None:
     """The draw's options (one-line errors naming them as the command line does)."""
-    for name, value, low in (("--per-dataset", per_dataset, 1), ("--negatives", negatives, 0)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise TiapError(f"{name} must be an integer of at least {low} (got {value!r})")
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
-        raise TiapError(f"--seed must be a non-negative integer below 2**63 (got {seed!r})")
+    check_cases("--per-dataset", per_dataset)
+    check_cases("--negatives", negatives, minimum=0)
+    check_seed("--seed", seed)
     if negatives and not run:
         raise TiapError("--negatives N needs --run RUN (the run whose top documents are drawn)")
     if run and not negatives:

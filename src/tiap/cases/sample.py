@@ -41,6 +41,7 @@ from tiap.cases.models import Case
 from tiap.cases.vocab import CASE_KINDS, CONTESTED, QRELS, SUBSET_VALIDATION, CaseKind
 from tiap.cases.workspace import Workspace
 from tiap.errors import TiapError
+from tiap.limits import check_cases, check_seed
 
 RULE = (
     "strata=rank_bucket; allocation=proportional, largest remainder (ties to the earlier "
@@ -79,6 +80,7 @@ class SampleResult(BaseModel):
 
 def default_overlap(n: int) -> int:
     """The paper's overlap share (36 of 115), scaled to ``n`` and rounded half up."""
+    n = check_cases("--n", n)
     return (2 * DEFAULT_OVERLAP * n + DEFAULT_N) // (2 * DEFAULT_N)
 
 
@@ -157,10 +159,9 @@ def stratified_sample(
     seed: int = DEFAULT_SEED,
 ) -> SampleResult:
     """Draw a subset of ``cases`` by the module's rule (pure: nothing is stored)."""
-    if n < 1:
-        raise TiapError(f"--n must be at least 1 (got {n})")
-    if overlap < 0:
-        raise TiapError(f"--overlap must not be negative (got {overlap})")
+    n = check_cases("--n", n)
+    overlap = check_cases("--overlap", overlap, minimum=0)
+    seed = check_seed("--seed", seed)
     if overlap > n:
         raise TiapError(f"--overlap ({overlap}) cannot exceed --n ({n})")
     notes: list[str] = []
@@ -234,6 +235,11 @@ def sample_subset(
 
     The subset holds cases of one kind: ``kind``, or the kind the workspace holds (a
     workspace holding both kinds needs ``kind``)."""
+    n = check_cases("--n", n)
+    overlap = check_cases("--overlap", overlap, minimum=0)
+    seed = check_seed("--seed", seed)
+    if overlap > n:
+        raise TiapError(f"--overlap ({overlap}) cannot exceed --n ({n})")
     if not name.strip():
         raise TiapError("the subset needs a name (--name)")
     runs = sorted(set(from_runs)) if from_runs else None

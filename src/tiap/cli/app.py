@@ -1,9 +1,10 @@
 """The top-level ``tiap`` command and its error policy.
 
 Errors a user can fix (:class:`~tiap.errors.TiapError`) print one line on
-stderr and exit with status 2; usage errors exit 2 with typer's message;
-Ctrl-C exits 130. Sub-commands live in one module each and import their heavy
-dependencies inside the command functions, so ``tiap --help`` starts fast.
+stderr and exit with status 2; so do usage errors (typer's message on one line,
+:mod:`tiap.cli.options`); Ctrl-C exits 130. Sub-commands live in one module each
+and import their heavy dependencies inside the command functions, so
+``tiap --help`` starts fast.
 
 The entry point is the one place that sets up the process: offline defaults for
 litellm and Hugging Face (unless the user set them) and tiap's process tuning
@@ -19,6 +20,7 @@ import typer
 
 from tiap import __version__
 from tiap.cli import agreement, annotate, audit, cases, judge, rescore, traces
+from tiap.cli.options import OneLineUsageGroup
 from tiap.errors import Interrupted, TiapError
 from tiap.text import inert
 
@@ -33,6 +35,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
     context_settings={"help_option_names": ["-h", "--help"]},
+    cls=OneLineUsageGroup,
 )
 
 

@@ -77,12 +77,12 @@ def register(app: typer.Typer) -> None:
             "qrels-relevance).",
         ),
         k: int | None = typer.Option(
-            None, "--k", min=1, help="Cut-off for contested credits (default: the bundle's k)."
+            None, "--k", help="Cut-off for contested credits (default: the bundle's k)."
         ),
         ks: str = typer.Option("10,60", "--ks", help="Rescoring cut-offs."),
-        n: int = typer.Option(115, "--n", min=1, help="Validation subset size."),
+        n: int = typer.Option(115, "--n", help="Validation subset size."),
         overlap: int | None = typer.Option(
-            None, "--overlap", min=0, help="Second-reviewer overlap (default scales with --n)."
+            None, "--overlap", help="Second-reviewer overlap (default scales with --n)."
         ),
         seed: int = typer.Option(1337, "--seed", help="Seed for bootstraps and sampling."),
         from_runs: str | None = typer.Option(
@@ -101,18 +101,17 @@ def register(app: typer.Typer) -> None:
             0.60, "--min-judge-kappa", help="Gate: each judge's kappa vs humans."
         ),
         max_cost: float | None = typer.Option(
-            None, "--max-cost", min=0, help="Budget in US dollars for each judging step."
+            None, "--max-cost", help="Budget in US dollars for each judging step."
         ),
         force: bool = typer.Option(
             False, "--force", help="Judge every case even if the gate failed (recorded)."
         ),
         per_dataset: int = typer.Option(
-            100, "--per-dataset", min=1, help="--mode qrels: annotated pairs drawn per dataset."
+            100, "--per-dataset", help="--mode qrels: annotated pairs drawn per dataset."
         ),
         negatives: int = typer.Option(
             0,
             "--negatives",
-            min=0,
             help="--mode qrels: also draw up to N top-ranked unjudged documents per dataset "
             "from --run.",
         ),
@@ -137,40 +136,46 @@ def register(app: typer.Typer) -> None:
         qrels pairs instead of the rescore and contested cases, and a verdict per dataset
         on its relevance labels). Resumable: run the same command again to continue (exit
         status 3 means paused, not failed)."""
+        from pydantic import ValidationError
+
         from tiap.agreement.qrels import check_share_threshold
         from tiap.audit import AuditSettings
+        from tiap.cli.options import settings_problem
         from tiap.errors import TiapError
 
         if mode not in ("contested", "qrels"):
             raise TiapError(f"--mode: give contested or qrels (not '{mode}')")
         if mode != "qrels" and (negatives or run is not None or per_dataset != 100):
             raise TiapError("--per-dataset, --negatives and --run are for --mode qrels")
-        settings = AuditSettings(
-            bundle=bundle,
-            out=out,
-            panel=panel,
-            mode="qrels" if mode == "qrels" else "contested",
-            db=db,
-            rubric=rubric,
-            k=k,
-            ks=ks,
-            n=n,
-            overlap=overlap,
-            seed=seed,
-            from_runs=_names(from_runs),
-            humans="skip" if no_humans else "required",
-            reference=reference,
-            min_fleiss=min_fleiss,
-            min_judge_kappa=min_judge_kappa,
-            max_cost=max_cost,
-            force=force,
-            progress=not no_progress,
-            per_dataset=per_dataset,
-            negatives=negatives,
-            run=run,
-            min_confirmed=check_share_threshold("--min-confirmed", min_confirmed),
-            max_missed=check_share_threshold("--max-missed", max_missed),
-        )
+        try:
+            settings = AuditSettings(
+                bundle=bundle,
+                out=out,
+                panel=panel,
+                mode="qrels" if mode == "qrels" else "contested",
+                db=db,
+                rubric=rubric,
+                k=k,
+                ks=ks,
+                n=n,
+                overlap=overlap,
+                seed=seed,
+                from_runs=_names(from_runs),
+                humans="skip" if no_humans else "required",
+                reference=reference,
+                min_fleiss=min_fleiss,
+                min_judge_kappa=min_judge_kappa,
+                max_cost=max_cost,
+                force=force,
+                progress=not no_progress,
+                per_dataset=per_dataset,
+                negatives=negatives,
+                run=run,
+                min_confirmed=check_share_threshold("--min-confirmed", min_confirmed),
+                max_missed=check_share_threshold("--max-missed", max_missed),
+            )
+        except ValidationError as exc:
+            raise settings_problem(exc) from None
         _finish(_run(settings))
 
     @app.command("demo")

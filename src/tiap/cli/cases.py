@@ -254,8 +254,11 @@ def extract(
     """Find contested credits (Raw misses in the top k, Source and Canonical credited)."""
     from tiap.cases.extract import extract_cases
     from tiap.cases.workspace import Workspace
+    from tiap.limits import check_k
     from tiap.traces.bundle import read_bundle
 
+    if k is not None:
+        check_k("--k", k)
     b = read_bundle(bundle)
     for warning in b.warnings:
         echo(f"tiap: warning: {warning}", err=True)
@@ -346,7 +349,15 @@ def sample(
     grade) with a reviewer overlap."""
     from tiap.cases.sample import default_overlap, sample_subset
     from tiap.cases.workspace import Workspace
+    from tiap.errors import TiapError
+    from tiap.limits import check_cases, check_seed
 
+    check_cases("--n", n)
+    if overlap is not None:
+        check_cases("--overlap", overlap, minimum=0)
+        if overlap > n:
+            raise TiapError(f"--overlap ({overlap}) cannot exceed --n ({n})")
+    check_seed("--seed", seed)
     with Workspace(db, create=False) as ws:
         result = sample_subset(
             ws,

@@ -227,7 +227,6 @@ def run(
     max_cost: float | None = typer.Option(
         None,
         "--max-cost",
-        min=0,
         help="Budget in US dollars for this run; stops before exceeding it.",
     ),
     dry_run: bool = typer.Option(
@@ -242,7 +241,6 @@ def run(
     workers: int | None = typer.Option(
         None,
         "--workers",
-        min=0,
         help="Processes making provider calls (0: this one). Default: one per core "
         "(at most 4) for runs of 2,000+ calls with 64+ in flight at once, else 0.",
     ),
@@ -259,12 +257,13 @@ def run(
         "waiting; the same command collects the rest.",
     ),
     poll_interval: float = typer.Option(
-        30.0, "--poll-interval", min=0.01, help="With --batch: seconds between batch polls."
+        30.0,
+        "--poll-interval",
+        help="With --batch: seconds between batch polls (0.01 to 86,400).",
     ),
     lease: float = typer.Option(
         120.0,
         "--lease",
-        min=0.1,
         help="Seconds a claim on a pair lasts unless renewed: how long a run that crashed "
         "on another host keeps its pairs from others.",
     ),
@@ -278,8 +277,15 @@ def run(
     from tiap.judge import load_panel, plan_run
     from tiap.judge.batch_run import BatchOptions
     from tiap.judge.progress import run_with_progress
+    from tiap.limits import MAX_WORKERS, check_cost, check_float, check_int
     from tiap.rubric import load_rubric
 
+    if max_cost is not None:
+        check_cost("--max-cost", max_cost)
+    check_float("--poll-interval", poll_interval, minimum=0.01, maximum=86_400.0)
+    check_float("--lease", lease, minimum=0.1, maximum=86_400.0)
+    if workers is not None:
+        check_int("--workers", workers, minimum=0, maximum=MAX_WORKERS)
     if no_wait and not batch:
         raise TiapError("--no-wait goes with --batch")
     options = BatchOptions(wait=not no_wait, poll_s=poll_interval) if batch else None

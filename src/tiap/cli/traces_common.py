@@ -11,6 +11,7 @@ import typer
 
 from tiap.cli.output import echo
 from tiap.errors import TiapError
+from tiap.limits import check_k
 from tiap.text import inert
 from tiap.traces.beam import DEFAULT_MAX_CHARS
 from tiap.traces.datasets import DATASETS
@@ -26,7 +27,7 @@ RETRIEVER = typer.Option(
     help="Retriever (repeatable): bm25 (the default; bm25s), dense (all-MiniLM-L6-v2, extra "
     "'dense'), or none to build the stores without runs.",
 )
-K = typer.Option(60, "--k", "-k", min=1, help="Rankings keep the top k memories.")
+K = typer.Option(60, "--k", "-k", help="Rankings keep the top k memories.")
 SCOPE = typer.Option(
     "conversation",
     "--scope",
@@ -56,7 +57,6 @@ SCALE = typer.Option(
 MAX_CHARS = typer.Option(
     DEFAULT_MAX_CHARS,
     "--max-chars",
-    min=0,
     help="Cut a message longer than this many characters (after runaway whitespace is "
     "collapsed) before indexing; 0: no cap.",
 )
@@ -146,7 +146,10 @@ def parse_pairs(option: str, values: list[str] | None, *, files: bool = True) ->
     return out
 
 
-def check_choices(scope: str, run_format: str) -> None:
+def check_choices(scope: str, run_format: str, k: int | None = None) -> None:
+    """The options every build and import share (``k``: ``--k``, when given)."""
+    if k is not None:
+        check_k("--k", k)
     if scope not in ("conversation", "global"):
         raise TiapError(f"unknown scope '{scope}' (use conversation or global)")
     if run_format not in ("jsonl", "trec"):
