@@ -238,12 +238,12 @@ def sample_subset(
     n = check_cases("--n", n)
     overlap = check_cases("--overlap", overlap, minimum=0)
     seed = check_seed("--seed", seed)
-    if overlap > n:
-        raise TiapError(f"--overlap ({overlap}) cannot exceed --n ({n})")
     if not name.strip():
         raise TiapError("the subset needs a name (--name)")
     runs = sorted(set(from_runs)) if from_runs else None
     case_kind = _pool_kind(workspace, kind) if workspace.count_cases() else kind
+    if overlap > n:
+        raise TiapError(f"--overlap ({overlap}) cannot exceed --n ({n})")
     cases = workspace.cases(kind=case_kind)
     if runs is not None:
         known = sorted({c.run for c in cases})
