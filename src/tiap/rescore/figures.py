@@ -36,6 +36,10 @@ def _signed(v: float | None, digits: int = 3) -> str:
     return "–" if v is None else f"{v:+.{digits}f}".replace("-", "−")
 
 
+def _num(v: float | None) -> str:
+    return "–" if v is None else f"{v:.4f}"
+
+
 def _pct(v: float | None) -> str:
     return "–" if v is None else f"{100 * v:.1f}%"
 
@@ -505,57 +509,84 @@ def winner_flip_matrix(report: RescoreReport) -> Figure | None:
 # --- design recommendation --------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Bar:
+    value: float | None
+    tip: str
+    star: bool = False
+
+
+def grouped_bars(
+    groups: Sequence[str],
+    series: Sequence[str],
+    bars: Sequence[Sequence[Bar]],
+    axis: str,
+    title: str,
+) -> str:
+    """Vertical bars: one group per ``groups`` entry, one bar per ``series`` entry
+    (``bars[g][s]``), a star over the bars marked ``star``; ``""`` when nothing is defined."""
+    defined = [b.value for row in bars for b in row if b.value is not None]
+    if not defined:
+        return ""
+    ticks = svg.nice_ticks(0.0, max(defined), 4)
+    bar_w, plot_h = 18.0, 130.0
+    group_w = max(len(series) * bar_w + 18, max_width(groups) + 12)
+    y_left = PAD + max_width([svg.tick_label(t) for t in ticks]) + 8
+    legend_body, legend_end = svg.legend(
+        [(name, PALETTE[i % len(PALETTE)]) for i, name in enumerate(series)], PAD, PAD + FONT_SIZE
+    )
+    top = PAD + 26 + 14
+    ys = _Scale(ticks[0], ticks[-1], top + plot_h, top)
+    plot_right = y_left + len(groups) * group_w
+    body = list(legend_body)
+    for tick in ticks:
+        body.append(svg.line(y_left, ys(tick), plot_right, ys(tick), GRID))
+        body.append(svg.text(y_left - 6, ys(tick) + 4, svg.tick_label(tick), "end"))
+    for g, (group, row) in enumerate(zip(groups, bars, strict=True)):
+        gx = y_left + g * group_w + (group_w - len(series) * bar_w) / 2
+        for i, bar in enumerate(row):
+            if bar.value is None:
+                continue
+            x = gx + i * bar_w
+            color = PALETTE[i % len(PALETTE)]
+            body.append(
+                svg.rect(x + 1, ys(bar.value), bar_w - 2, ys(0.0) - ys(bar.value), color, bar.tip)
+            )
+            if bar.star:
+                body.append(svg.text(x + bar_w / 2, ys(bar.value) - 3, "★", "middle", tip=bar.tip))
+        body.append(
+            svg.text(y_left + g * group_w + group_w / 2, top + plot_h + 16, group, "middle")
+        )
+    body.append(svg.line(y_left, ys(0.0), plot_right, ys(0.0)))
+    axis_x = max((y_left + plot_right) / 2, PAD + text_width(axis) / 2)
+    body.append(svg.text(axis_x, top + plot_h + 34, axis, "middle"))
+    width = max(plot_right, legend_end, axis_x + text_width(axis) / 2) + PAD
+    return svg.svg(width, top + plot_h + 44, body, title)
+
+
 def design_chart(report: RescoreReport, fam: DesignFamily) -> Figure | None:
     """The family's settings side by side: mean of the primary measure under each target
     on the family's shared queries; a star over the winning setting of each target."""
     m = report.parameters.primary_measure
     targets = list(fam.means)
-    values = [fam.means[t][m][s.run] for t in targets for s in fam.settings]
-    defined = [v for v in values if v is not None]
-    if not defined:
-        return None
-    ticks = svg.nice_ticks(0.0, max(defined), 4)
-    bar_w, plot_h = 18.0, 130.0
-    group_w = max(len(targets) * bar_w + 18, max_width([s.label for s in fam.settings]) + 12)
-    y_left = PAD + max_width([svg.tick_label(t) for t in ticks]) + 8
-    legend_body, legend_end = svg.legend(
-        [(t, PALETTE[i % len(PALETTE)]) for i, t in enumerate(targets)], PAD, PAD + FONT_SIZE
-    )
-    top = PAD + 26 + 14
-    ys = _Scale(ticks[0], ticks[-1], top + plot_h, top)
-    body = list(legend_body)
-    for tick in ticks:
-        body.append(
-            svg.line(y_left, ys(tick), y_left + len(fam.settings) * group_w, ys(tick), GRID)
-        )
-        body.append(svg.text(y_left - 6, ys(tick) + 4, svg.tick_label(tick), "end"))
-    for g, setting in enumerate(fam.settings):
-        gx = y_left + g * group_w + (group_w - len(targets) * bar_w) / 2
-        for i, t in enumerate(targets):
-            v = fam.means[t][m][setting.run]
-            if v is None:
-                continue
-            x = gx + i * bar_w
-            tip = f"{fam.key} = {setting.label} ({setting.run}), {t}: {v:.4f} (n={fam.n_shared[t]})"
-            body.append(
-                svg.rect(x + 1, ys(v), bar_w - 2, ys(0.0) - ys(v), PALETTE[i % len(PALETTE)], tip)
+    bars = [
+        [
+            Bar(
+                fam.means[t][m][s.run],
+                f"{fam.key} = {s.label} ({s.run}), {t}: {_num(fam.means[t][m][s.run])} "
+                f"(n={fam.n_shared[t]})"
+                + (f"; best under {t}" if s.label in fam.winner[t][m] else ""),
+                s.label in fam.winner[t][m],
             )
-            if setting.label in fam.winner[t][m]:
-                body.append(
-                    svg.text(x + bar_w / 2, ys(v) - 3, "★", "middle", tip=f"best under {t}")
-                )
-        body.append(
-            svg.text(y_left + g * group_w + group_w / 2, top + plot_h + 16, setting.label, "middle")
-        )
-    plot_right = y_left + len(fam.settings) * group_w
-    body.append(svg.line(y_left, ys(0.0), plot_right, ys(0.0)))
-    axis = f"{fam.key} (mean {m} on shared queries)"
-    axis_x = max((y_left + plot_right) / 2, PAD + text_width(axis) / 2)
-    body.append(svg.text(axis_x, top + plot_h + 34, axis, "middle"))
-    width = max(plot_right, legend_end, axis_x + text_width(axis) / 2) + PAD
+            for t in targets
+        ]
+        for s in fam.settings
+    ]
     fixed = fixed_label(fam.fixed)
     title = f"Best {fam.key}" + (f" ({fixed})" if fixed else "") + f" on {m} per target"
-    return Figure(svg.svg(width, top + plot_h + 44, body, title), title)
+    axis = f"{fam.key} (mean {m} on shared queries; ★ best under the target)"
+    body = grouped_bars([s.label for s in fam.settings], targets, bars, axis, title)
+    return Figure(body, title) if body else None
 
 
 # --- collections ------------------------------------------------------------------------
