@@ -73,7 +73,8 @@ def _gap_oracle(raw: dict[str, list[float]], covered: list[bool]) -> np.ndarray:
 
 def test_coverage_control_gap_per_run_and_mean_with_paired_bootstrap() -> None:
     cov = _report().coverage
-    assert cov is not None and (cov.target, cov.measured_on) == ("canonical", "raw")
+    assert cov is not None
+    assert (cov.target, cov.measured_on) == ("canonical", "raw")
     a, b = cov.runs["A"], cov.runs["B"]
     assert (a.n_raw, a.n_covered, a.n_excluded) == (4, 2, 2)
     # run A raw: covered q1 0.5, q2 1 -> 0.75; excluded q3 0.5, q4 0 -> 0.25
@@ -112,7 +113,8 @@ def test_coverage_gap_undefined_without_excluded_queries() -> None:
             assert run.gap["ndcg@10"].mean is None
         else:
             iv = run.gap["ndcg@10"]
-            assert iv.ci_low is not None and iv.ci_high is not None
+            assert iv.ci_low is not None
+            assert iv.ci_high is not None
             assert iv.ci_low <= iv.mean <= iv.ci_high
 
 
@@ -182,14 +184,19 @@ def test_saturation_by_memories_added() -> None:
 
 def test_shift_distribution_histogram_and_quartiles() -> None:
     dist = _report().shift_distribution
-    assert dist is not None and dist.measure == "ndcg@3"
-    assert len(dist.edges) == 22 and dist.edges[0] == -1.05 and dist.edges[-1] == 1.05
+    assert dist is not None
+    assert dist.measure == "ndcg@3"
+    assert len(dist.edges) == 22
+    assert dist.edges[0] == -1.05
+    assert dist.edges[-1] == 1.05
     assert dist.edges == list(EDGES)
     h = dist.runs["A"]["source-raw"]
     # shifts: q1 +0.4197, q2 -0.5307, q3 0, q4 0
     assert (h.n, h.n_down, h.n_zero, h.n_up) == (4, 1, 2, 1)
     centre = {round((dist.edges[i] + dist.edges[i + 1]) / 2, 2): c for i, c in enumerate(h.counts)}
-    assert centre[0.4] == 1 and centre[-0.5] == 1 and centre[0.0] == 2
+    assert centre[0.4] == 1
+    assert centre[-0.5] == 1
+    assert centre[0.0] == 2
     assert sum(h.counts) == 4
     assert h.median == pytest.approx(0.0)
     assert h.min == pytest.approx(1 / IDCG3 - 1)
@@ -206,6 +213,7 @@ def test_new_keys_follow_the_existing_ones() -> None:
 
 def test_without_raw_or_canonical_the_analyses_that_need_them_are_null() -> None:
     rep = _report(targets=("source", "canonical"))
-    assert rep.coverage is None and rep.saturation is None
+    assert rep.coverage is None
+    assert rep.saturation is None
     assert rep.target_order is not None
     assert rep.target_order.runs["A"]["ndcg@3"].order is not None

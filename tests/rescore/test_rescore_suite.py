@@ -112,13 +112,15 @@ def test_bundle_toml_records_dataset_and_memory_type(bundles: Path) -> None:
     config = read_bundle(bundles / "Dialogue/LoCoMo/multi_hop").config
     assert (config.dataset, config.memory_type) == ("LoCoMo", "Dialogue")
     text = (bundles / "Episodic/EPBench/t1" / "bundle.toml").read_text()
-    assert 'memory_type = "Episodic"' in text and 'dataset = "EPBench"' in text
+    assert 'memory_type = "Episodic"' in text
+    assert 'dataset = "EPBench"' in text
 
 
 def test_find_bundles_names_tasks_by_their_path(bundles: Path) -> None:
     tasks = [e.task for e in find_bundles([bundles])]
     assert tasks == sorted(TASKS)
-    assert is_suite([bundles]) and not is_suite([bundles / "Dialogue/MSC"])
+    assert is_suite([bundles])
+    assert not is_suite([bundles / "Dialogue/MSC"])
     assert is_suite([bundles / "Dialogue/MSC", bundles / "Episodic/EPBench/t1"])
     with pytest.raises(TiapError, match="same folder"):
         find_bundles([bundles / "Dialogue/MSC", bundles / "Dialogue/MSC"])
@@ -162,9 +164,13 @@ def test_suite_means_by_hand(bundles: Path, tmp_path: Path, capsys) -> None:
     task_report = json.loads((out / "Dialogue/MSC" / "report.json").read_text())
     assert task_report["parameters"]["primary_measure"] == "ndcg@10"
     md = (out / "suite.md").read_text()
-    assert "Mean(Dataset)" in md and "Mean(Type)" in md and "0.5833" in md and "0.6875" in md
+    assert "Mean(Dataset)" in md
+    assert "Mean(Type)" in md
+    assert "0.5833" in md
+    assert "0.6875" in md
     assert "<svg" in (out / "suite.html").read_text()
-    assert "suite of 4 tasks" in printed and "wrote" in printed
+    assert "suite of 4 tasks" in printed
+    assert "wrote" in printed
 
 
 def test_suite_is_deterministic(bundles: Path, tmp_path: Path) -> None:
@@ -181,4 +187,5 @@ def test_suite_errors_are_one_line(tmp_path: Path, capsys) -> None:
         main(["rescore", str(empty), "--out", str(tmp_path / "o")])
     assert exc.value.code == 2
     err = capsys.readouterr().err.strip()
-    assert "no bundle found" in err and len(err.splitlines()) == 1
+    assert "no bundle found" in err
+    assert len(err.splitlines()) == 1

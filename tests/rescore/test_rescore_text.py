@@ -79,10 +79,14 @@ def _table_widths(md_text: str) -> list[int]:
 
 def test_hostile_names_in_report_md_are_escaped(tmp_path: Path) -> None:
     text = (_hostile_report(tmp_path) / "report.md").read_text(encoding="utf-8")
-    assert SCRIPT not in text and "<b>" not in text and "<img" not in text
+    assert SCRIPT not in text
+    assert "<b>" not in text
+    assert "<img" not in text
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
-    assert "\x1b" not in text and "␛\\[31mred" in text
-    assert "\u202e" not in text and "⟨U+202E⟩" in text
+    assert "\x1b" not in text
+    assert "␛\\[31mred" in text
+    assert "\u202e" not in text
+    assert "⟨U+202E⟩" in text
     assert "run\\|&lt;b&gt;\\`one\\`&lt;/b&gt;" in text
     assert "# Target sensitivity: \\# data&lt;set&gt;&amp;⟨U+202E⟩evil" in text
     # every table keeps its shape: the escaped pipes do not split cells
@@ -118,7 +122,8 @@ class _Tags(HTMLParser):
 def test_hostile_names_in_report_html_are_escaped(tmp_path: Path) -> None:
     text = (_hostile_report(tmp_path) / "report.html").read_text(encoding="utf-8")
     assert "<script" not in text.lower()
-    assert "\x1b" not in text and "\u202e" not in text
+    assert "\x1b" not in text
+    assert "\u202e" not in text
     parser = _Tags()
     parser.feed(text)
     assert not {"script", "img", "b", "i", "a", "iframe"} & set(parser.tags)

@@ -19,9 +19,12 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 import os
+import re
 import shutil
+import struct
 import subprocess
 import tempfile
 import time
@@ -75,6 +78,8 @@ class PageReport:
     #: elements whose visible box ends right of the viewport: (description, right edge)
     overflowing: list[tuple[str, float]] = field(default_factory=list)
     png: Path | None = None
+    #: the value of the caller's own expression, if one was given
+    extra: Any = None
 
 
 _CHECKS = r"""
@@ -98,6 +103,7 @@ _CHECKS = r"""
   for (const el of document.body.querySelectorAll('*')) {
     const r = el.getBoundingClientRect();
     if (r.width === 0 && r.height === 0) continue;
+    if (el.closest('svg') && el.tagName.toLowerCase() !== 'svg') continue;
     let right = r.right;
     for (let a = el.parentElement; a && a !== document.body; a = a.parentElement) {
       const style = getComputedStyle(a);
@@ -198,7 +204,7 @@ def _wait_port(profile: Path, proc: subprocess.Popen[bytes], timeout: float) -> 
 
 
 async def _render(
-    executable: str, page: Path, png: Path | None, width: int, height: int
+    executable: str, page: Path, png: Path | None, width: int, height: int, extra: str | None
 ) -> PageReport:
     with tempfile.TemporaryDirectory(prefix="tiap-chromium-") as tmp:
         profile = Path(tmp) / "profile"
@@ -216,12 +222,10 @@ async def _render(
                 ws = await http.ws_connect(f"ws://127.0.0.1:{port}{path}", max_msg_size=0)
                 client = _Client(ws)
                 try:
-                    return await _inspect(client, page, png, width, height)
+                    return await _inspect(client, page, png, width, height, extra)
                 finally:
-                    try:
+                    with contextlib.suppress(RuntimeError, TimeoutError, aiohttp.ClientError):
                         await client.send("Browser.close")
-                    except (RuntimeError, TimeoutError, aiohttp.ClientError):
-                        pass
                     await client.close()
         finally:
             try:
@@ -232,8 +236,17 @@ async def _render(
             log.close()
 
 
+async def _evaluate(client: _Client, session: str, expression: str) -> Any:
+    result = await client.send(
+        "Runtime.evaluate", {"expression": expression, "returnByValue": True}, session=session
+    )
+    if "exceptionDetails" in result:
+        raise RuntimeError(f"evaluation failed: {result['exceptionDetails'].get('text')}")
+    return result["result"].get("value")
+
+
 async def _inspect(
-    client: _Client, page: Path, png: Path | None, width: int, height: int
+    client: _Client, page: Path, png: Path | None, width: int, height: int, extra: str | None
 ) -> PageReport:
     target = await client.send("Target.createTarget", {"url": "about:blank"})
     attached = await client.send(
@@ -251,16 +264,17 @@ async def _inspect(
     client.events.clear()
     await client.send("Page.navigate", {"url": url}, session=session)
     await client.wait_event("Page.loadEventFired", session)
-    result = await client.send(
-        "Runtime.evaluate", {"expression": _CHECKS, "returnByValue": True}, session=session
-    )
-    checks = result["result"]["value"]
+    checks = await _evaluate(client, session, _CHECKS)
     report = PageReport(
         url=url,
         viewport_width=checks["vw"],
         scroll_width=checks["scrollWidth"],
-        svgs=[SvgBox(s["label"], s["width"], s["height"], [tuple(c) for c in s["cut"]]) for s in checks["svgs"]],
+        svgs=[
+            SvgBox(s["label"], s["width"], s["height"], [tuple(c) for c in s["cut"]])
+            for s in checks["svgs"]
+        ],
         overflowing=[tuple(o) for o in checks["overflowing"]],
+        extra=await _evaluate(client, session, extra) if extra else None,
     )
     if png is not None:
         metrics = await client.send("Page.getLayoutMetrics", session=session)
@@ -286,6 +300,22 @@ async def _inspect(
     return report
 
 
+def chromium_or_skip() -> str:
+    """The Chromium executable; the test is skipped (with the reason) when there is none,
+    or fails when ``TIAP_REQUIRE_EXTRAS=1`` (CI installs Chromium)."""
+    import pytest
+
+    exe = find_chromium()
+    if exe is not None:
+        return exe
+    reason = (
+        "no Chromium to render the HTML reports (install Debian's chromium or set TIAP_CHROMIUM)"
+    )
+    if os.environ.get("TIAP_REQUIRE_EXTRAS") == "1":
+        pytest.fail(f"{reason}, and TIAP_REQUIRE_EXTRAS=1 requires it")
+    pytest.skip(reason)
+
+
 def render_page(
     page: Path,
     *,
@@ -293,9 +323,47 @@ def render_page(
     width: int = 1280,
     height: int = 900,
     executable: str | None = None,
+    extra: str | None = None,
 ) -> PageReport:
-    """Load ``page`` in headless Chromium and report what it shows (see the module)."""
+    """Load ``page`` in headless Chromium and report what it shows (see the module);
+    ``extra`` is a JavaScript expression whose value is returned as ``report.extra``."""
     exe = executable or find_chromium()
     if exe is None:
         raise FileNotFoundError("no chromium executable found")
-    return asyncio.run(_render(exe, page, png, width, height))
+    return asyncio.run(_render(exe, page, png, width, height, extra))
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    """(width, height) of a PNG file, from its header."""
+    data = path.read_bytes()
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        raise ValueError(f"{path}: not a PNG file")
+    width, height = struct.unpack(">II", data[16:24])
+    return width, height
+
+
+def assert_renders(
+    page: Path, png: Path, min_figures: int, width: int = 1280, *, whole_page: bool = True
+) -> PageReport:
+    """Render ``page`` and assert what every report page must satisfy: no console error,
+    every ``<svg>`` of the file drawn with a non-empty box and no text outside it, nothing
+    wider than the page (with ``whole_page=False``: no figure wider than the page), and a
+    full-page PNG written."""
+    exe = chromium_or_skip()
+    report = render_page(page, png=png, executable=exe, width=width)
+    assert report.console_errors == []
+    n_svg = len(re.findall(r"<svg ", page.read_text(encoding="utf-8")))
+    assert len(report.svgs) == n_svg >= min_figures
+    for box in report.svgs:
+        assert box.width > 0, box.label
+        assert box.height > 0, box.label
+        assert box.cut == [], (box.label, box.cut)  # no label drawn outside its figure
+    if whole_page:
+        assert report.overflowing == []
+        assert report.scroll_width <= report.viewport_width
+    else:
+        assert [o for o in report.overflowing if o[0].startswith(("svg", "figure"))] == []
+    shot_width, shot_height = png_size(png)
+    assert shot_width == width
+    assert shot_height > 300
+    return report

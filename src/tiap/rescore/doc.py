@@ -139,7 +139,7 @@ def _inline_markup(text: str) -> str:
 
 
 #: Cells longer than this may wrap; shorter ones stay on one line (the table scrolls).
-_WRAP_AT = 40
+_WRAP_AT = 28
 
 
 def _html_cell(cell: Cell, tag: str) -> str:

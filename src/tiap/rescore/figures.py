@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from tiap.rescore import svg
 from tiap.rescore.compare import fixed_label
@@ -227,7 +228,7 @@ def shift_distribution(report: RescoreReport, pair: str) -> Figure | None:
             lo, hi = edges[j], edges[j + 1]
             centre = (lo + hi) / 2
             color = SAME if abs(centre) < 1e-9 else (DOWN if centre < 0 else UP)
-            bar = band * c / peak
+            bar = band * math.sqrt(c / peak)
             body.append(
                 svg.rect(
                     scale(lo) + 0.5,
@@ -275,9 +276,11 @@ def shift_distribution(report: RescoreReport, pair: str) -> Figure | None:
         body.append(svg.text(left + plot_w + 12, y + band / 2 + 8, f"n={h.n}"))
     title = f"Per-query {dist.measure} shift {pair} per run"
     caption = (
-        f"{title}: histogram (down, unchanged, up) and box plot (quartiles, median, mean as a dot, "
-        "range)"
+        f"{title}: histogram of queries down, unchanged and up (bar height ∝ √count, so "
+        "the tails stay visible next to the unchanged queries) over a box plot (quartiles, "
+        "median, mean as a dot, range)"
     )
+
     return Figure(svg.svg(left + plot_w + right, bottom + 48, body, title), caption)
 
 
@@ -604,6 +607,16 @@ def shift_figures(report: RescoreReport) -> list[Figure]:
 def key_figures(report: RescoreReport) -> list[Figure]:
     """The figures an audit's index shows: the shift distributions and the forest plot."""
     return [*shift_figures(report), *_present([forest_plot(report)])]
+
+
+def key_figures_of(report_json: Path) -> list[Figure]:
+    """:func:`key_figures` of a written ``report.json``; none when the file is missing or
+    is not a rescoring report (e.g. written by another version)."""
+    try:
+        report = RescoreReport.model_validate_json(report_json.read_bytes())
+    except (OSError, ValueError):
+        return []
+    return key_figures(report)
 
 
 def section_figures(report: RescoreReport) -> dict[str, list[Figure]]:

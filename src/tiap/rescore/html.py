@@ -22,25 +22,28 @@ h1{font-size:1.6em}h2{margin-top:1.6em;border-bottom:1px solid #ddd}
 table{border-collapse:collapse;margin:.5em 0 1em;font-size:.9em}
 th,td{border:1px solid #ccc;padding:.2em .5em;text-align:left;vertical-align:top;
 white-space:nowrap}
-td.long{white-space:normal;min-width:16em}
+td.long{white-space:normal;min-width:12em}
 th{background:#f4f4f4}
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .wide{max-width:100%;overflow-x:auto;margin-bottom:1em}
-.figs{display:flex;flex-wrap:wrap;gap:1.5em;align-items:flex-start;margin:1em 0}
-figure{margin:0;max-width:100%}
-figure svg{max-width:100%;height:auto;display:block}
-figcaption{font-size:.9em;color:#555;max-width:60em}
 """.strip()
 
 
 def figures_html(figures: Sequence[Figure]) -> str:
-    """Figures in a wrapping row, each with its caption (escaped)."""
+    """Figures in a wrapping row, each with its caption (escaped); styled inline, so any
+    page (the audit's index too) can hold them."""
     if not figures:
         return ""
     items = "".join(
-        f"<figure>{f.svg}<figcaption>{e(f.caption)}</figcaption></figure>" for f in figures
+        f'<figure style="margin:0;max-width:100%">{f.svg}'
+        f'<figcaption style="font-size:.9em;color:#555;max-width:60em">{e(f.caption)}'
+        "</figcaption></figure>"
+        for f in figures
     )
-    return f'<div class="figs">{items}</div>'
+    return (
+        '<div class="figs" style="display:flex;flex-wrap:wrap;gap:1.5em;'
+        f'align-items:flex-start;margin:1em 0">{items}</div>'
+    )
 
 
 def page(title: str, body: str) -> str:

@@ -64,10 +64,12 @@ def rotated_extent(
 
 
 def svg(width: float, height: float, body: Sequence[str], title: str) -> str:
+    """The root element: its own size, shrinking to its container's width (never past it)."""
     w, h = math.ceil(width), math.ceil(height)
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
-        f'viewBox="0 0 {w} {h}" role="img" aria-label="{e(title)}">'
+        f'viewBox="0 0 {w} {h}" role="img" aria-label="{e(title)}" '
+        'style="max-width:100%;height:auto;display:block">'
         f"<title>{e(title)}</title>" + "".join(body) + "</svg>"
     )
 
