@@ -14,12 +14,24 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tiap.rescore import svg
+from tiap.rescore import fmt, svg
+from tiap.rescore.charts import (
+    PAD,
+    Bar,
+    IntervalRow,
+    Scale,
+    grouped_bars,
+    interval_rows,
+    num,
+    pct,
+    share_heatmap,
+    signed,
+    x_axis,
+)
 from tiap.rescore.compare import fixed_label
 from tiap.rescore.report_models import DesignFamily, RescoreReport, Share
 from tiap.rescore.svg import FONT_SIZE, GRID, PALETTE, max_width, text_width
 
-PAD = 10.0
 DOWN, SAME, UP = "#d95f02", "#9e9e9e", "#1b9e77"
 #: the target pairs Figure 3 shows: the relaxed targets against Raw.
 SHIFT_PAIRS = ("canonical-raw", "source-raw")
@@ -33,80 +45,7 @@ class Figure:
     caption: str
 
 
-def _signed(v: float | None, digits: int = 3) -> str:
-    return "–" if v is None else f"{v:+.{digits}f}".replace("-", "−")
-
-
-def _num(v: float | None) -> str:
-    return "–" if v is None else f"{v:.4f}"
-
-
-def _pct(v: float | None) -> str:
-    return "–" if v is None else f"{100 * v:.1f}%"
-
-
-class _Scale:
-    """A linear map from [lo, hi] to [x0, x1]."""
-
-    def __init__(self, lo: float, hi: float, x0: float, x1: float) -> None:
-        self.lo, self.hi, self.x0, self.x1 = lo, hi, x0, x1
-
-    def __call__(self, v: float) -> float:
-        span = self.hi - self.lo or 1.0
-        return self.x0 + (v - self.lo) / span * (self.x1 - self.x0)
-
-
-def _x_axis(scale: _Scale, ticks: Sequence[float], y: float, top: float, label: str) -> list[str]:
-    body = [svg.line(scale.x0, y, scale.x1, y)]
-    for t in ticks:
-        x = scale(t)
-        body.append(svg.line(x, top, x, y, GRID))
-        body.append(svg.line(x, y, x, y + 4))
-        body.append(svg.text(x, y + 16, svg.tick_label(t), "middle"))
-    body.append(svg.text((scale.x0 + scale.x1) / 2, y + 32, label, "middle"))
-    return body
-
-
 # --- intervals: forest plot, saturation, coverage --------------------------------------
-
-
-@dataclass(frozen=True)
-class IntervalRow:
-    label: str
-    mean: float
-    low: float | None
-    high: float | None
-    color: str
-    tip: str
-
-
-def interval_rows(rows: Sequence[IntervalRow], axis_label: str, title: str) -> str:
-    """One row per estimate: a dot at the mean, a whisker over its interval, a zero line."""
-    if not rows:
-        return ""
-    row_h, plot_w = 20.0, 360.0
-    values = [r.mean for r in rows] + [v for r in rows for v in (r.low, r.high) if v is not None]
-    ticks = svg.nice_ticks(min(0.0, *values), max(0.0, *values))
-    shown = [f"{_signed(r.mean)} [{_signed(r.low)}, {_signed(r.high)}]" for r in rows]
-    left = PAD + max_width([r.label for r in rows]) + 12
-    right = max(max_width(shown), text_width(svg.tick_label(ticks[-1])) / 2) + PAD + 12
-    top = PAD
-    scale = _Scale(ticks[0], ticks[-1], left, left + plot_w)
-    bottom = top + len(rows) * row_h
-    body = _x_axis(scale, ticks, bottom + 4, top, axis_label)
-    body.append(
-        svg.line(scale(0.0), top, scale(0.0), bottom + 4, "#333333", stroke_dasharray="3,3")
-    )
-    for i, (r, value) in enumerate(zip(rows, shown, strict=True)):
-        y = top + i * row_h + row_h / 2
-        body.append(svg.text(left - 12, y + 4, r.label, "end", tip=r.tip))
-        if r.low is not None and r.high is not None:
-            body.append(svg.line(scale(r.low), y, scale(r.high), y, r.color, stroke_width="2"))
-            for v in (r.low, r.high):
-                body.append(svg.line(scale(v), y - 4, scale(v), y + 4, r.color, stroke_width="2"))
-        body.append(svg.circle(scale(r.mean), y, 4, r.color, r.tip))
-        body.append(svg.text(left + plot_w + 12, y + 4, value))
-    return svg.svg(left + plot_w + right, bottom + 48, body, title)
 
 
 def _pair_color(pairs: Sequence[str], pair: str) -> str:
@@ -123,8 +62,8 @@ def forest_plot(report: RescoreReport) -> Figure | None:
             iv = tp.difference[m]
             if iv.mean is None:
                 continue
-            ci = f"[{_signed(iv.ci_low, 4)}, {_signed(iv.ci_high, 4)}]"
-            tip = f"{run}, {name}: {_signed(iv.mean, 4)} {ci}, n={iv.n}"
+            ci = f"[{signed(iv.ci_low, 4)}, {signed(iv.ci_high, 4)}]"
+            tip = f"{run}, {name}: {signed(iv.mean, 4)} {ci}, n={iv.n}"
             rows.append(
                 IntervalRow(
                     f"{run} · {name}", iv.mean, iv.ci_low, iv.ci_high, _pair_color(pairs, name), tip
@@ -143,14 +82,14 @@ def saturation_plot(report: RescoreReport) -> Figure | None:
     measure = m if m in sat.bins else next(iter(sat.bins))
     rows = [
         IntervalRow(
-            f"+{added} (n={iv.n})",
+            f"{fmt.added(group)} (n={iv.n})",
             iv.mean,
             iv.ci_low,
             iv.ci_high,
             PALETTE[2],
-            f"{sat.pair}, {added} added: n={iv.n}",
+            f"{sat.pair}, {fmt.added(group)} memories: n={iv.n}",
         )
-        for added, iv in sat.bins[measure].items()
+        for group, iv in sat.bins[measure].items()
         if iv.mean is not None
     ]
     title = f"Mean {sat.pair} {measure} shift by memories added to Raw"
@@ -205,9 +144,9 @@ def shift_distribution(report: RescoreReport, pair: str) -> Figure | None:
     left = PAD + max_width(labels) + 12
     right = max_width(counts_text) + PAD + 12
     top = PAD
-    scale = _Scale(edges[0], edges[-1], left, left + plot_w)
+    scale = Scale(edges[0], edges[-1], left, left + plot_w)
     bottom = top + len(rows) * row_h
-    body = _x_axis(
+    body = x_axis(
         scale,
         [-1.0, -0.5, 0.0, 0.5, 1.0],
         bottom + 4,
@@ -242,8 +181,8 @@ def shift_distribution(report: RescoreReport, pair: str) -> Figure | None:
         if h.q1 is not None and h.q3 is not None and h.min is not None and h.max is not None:
             by = y + band + 8
             tip = (
-                f"{run}: median {_signed(h.median)}, quartiles {_signed(h.q1)} to {_signed(h.q3)}, "
-                f"mean {_signed(h.mean)}; {h.n_down} down, {h.n_zero} unchanged, {h.n_up} up"
+                f"{run}: median {signed(h.median)}, quartiles {signed(h.q1)} to {signed(h.q3)}, "
+                f"mean {signed(h.mean)}; {h.n_down} down, {h.n_zero} unchanged, {h.n_up} up"
             )
             body.append(svg.line(scale(h.min), by, scale(h.max), by, "#444444"))
             body.append(
@@ -285,66 +224,6 @@ def shift_distribution(report: RescoreReport, pair: str) -> Figure | None:
 
 
 # --- heatmaps: instability (Table 16) ----------------------------------------------------
-
-
-def _heat(share: float | None) -> str:
-    """White (0) to dark orange (1); light grey when undefined."""
-    if share is None:
-        return "#f0f0f0"
-    t = min(max(share, 0.0), 1.0)
-    c0, c1 = (255, 255, 255), (204, 76, 2)
-    rgb = tuple(round(a + (b - a) * t) for a, b in zip(c0, c1, strict=True))
-    return "#{:02x}{:02x}{:02x}".format(*rgb)
-
-
-def share_heatmap(
-    rows: Sequence[tuple[str, Sequence[Share | None]]],
-    columns: Sequence[str],
-    large: float,
-    title: str,
-) -> str:
-    """Rows x column groups; each group has two cells: the share changed and the share
-    changed by at least ``large``."""
-    if not rows or not columns:
-        return ""
-    subs = ("changed", f"|Δ| ≥ {large:g}")
-    cell_w = max(58.0, max_width(subs) + 12, max_width(columns) / 2 + 8)
-    cell_h = 24.0
-    left = PAD + max_width([r for r, _ in rows]) + 12
-    top = PAD + 2 * (FONT_SIZE + 6)
-    body: list[str] = []
-    for j, col in enumerate(columns):
-        x = left + j * 2 * cell_w
-        body.append(svg.text(x + cell_w, PAD + FONT_SIZE, col, "middle"))
-        for s, sub in enumerate(subs):
-            body.append(
-                svg.text(x + s * cell_w + cell_w / 2, PAD + 2 * FONT_SIZE + 6, sub, "middle")
-            )
-    for i, (label, shares) in enumerate(rows):
-        y = top + i * cell_h
-        body.append(svg.text(left - 12, y + cell_h / 2 + 4, label, "end"))
-        for j, share in enumerate(shares):
-            for s in range(2):
-                x = left + (2 * j + s) * cell_w
-                value = (
-                    None
-                    if share is None
-                    else (share.share_changed if s == 0 else share.share_large)
-                )
-                tip = (
-                    f"{label}, {columns[j]}: no shared queries"
-                    if share is None or not share.n
-                    else f"{label}, {columns[j]}: {share.n} shared, {share.n_changed} changed "
-                    f"({_pct(share.share_changed)}), {share.n_large} by ≥ {large:g} "
-                    f"({_pct(share.share_large)})"
-                )
-                body.append(svg.rect(x, y, cell_w, cell_h, _heat(value), tip, stroke="#ffffff"))
-                fill = "#ffffff" if value is not None and value > 0.55 else "#222222"
-                body.append(
-                    svg.text(x + cell_w / 2, y + cell_h / 2 + 4, _pct(value), "middle", fill=fill)
-                )
-    width = left + 2 * len(columns) * cell_w + PAD
-    return svg.svg(width, top + len(rows) * cell_h + PAD, body, title)
 
 
 def instability_heatmap(report: RescoreReport) -> Figure | None:
@@ -413,7 +292,7 @@ def k_curves(report: RescoreReport) -> Figure | None:
         px = PAD + (f % per_row) * panel_w
         py = top + (f // per_row) * panel_h
         x0, y0 = px + y_left, py + 22
-        ys = _Scale(ticks[0], ticks[-1], y0 + plot_h, y0)
+        ys = Scale(ticks[0], ticks[-1], y0 + plot_h, y0)
 
         def kx(i: int, x0: float = x0) -> float:
             return x0 + (plot_w * (i + 0.5) / len(ks))
@@ -440,8 +319,8 @@ def k_curves(report: RescoreReport) -> Figure | None:
                 )
             for x, y, s in points:
                 tip = (
-                    f"{name}, {s.measure}: shift {_signed(s.shift, 4)} "
-                    f"(relative {_pct(s.relative_shift)})"
+                    f"{name}, {s.measure}: shift {signed(s.shift, 4)} "
+                    f"(relative {pct(s.relative_shift)})"
                 )
                 body.append(svg.circle(x, y, 3.5, color, tip))
         body.append(
@@ -512,61 +391,6 @@ def winner_flip_matrix(report: RescoreReport) -> Figure | None:
 # --- design recommendation --------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Bar:
-    value: float | None
-    tip: str
-    star: bool = False
-
-
-def grouped_bars(
-    groups: Sequence[str],
-    series: Sequence[str],
-    bars: Sequence[Sequence[Bar]],
-    axis: str,
-    title: str,
-) -> str:
-    """Vertical bars: one group per ``groups`` entry, one bar per ``series`` entry
-    (``bars[g][s]``), a star over the bars marked ``star``; ``""`` when nothing is defined."""
-    defined = [b.value for row in bars for b in row if b.value is not None]
-    if not defined:
-        return ""
-    ticks = svg.nice_ticks(0.0, max(defined), 4)
-    bar_w, plot_h = 18.0, 130.0
-    group_w = max(len(series) * bar_w + 18, max_width(groups) + 12)
-    y_left = PAD + max_width([svg.tick_label(t) for t in ticks]) + 8
-    legend_body, legend_end = svg.legend(
-        [(name, PALETTE[i % len(PALETTE)]) for i, name in enumerate(series)], PAD, PAD + FONT_SIZE
-    )
-    top = PAD + 26 + 14
-    ys = _Scale(ticks[0], ticks[-1], top + plot_h, top)
-    plot_right = y_left + len(groups) * group_w
-    body = list(legend_body)
-    for tick in ticks:
-        body.append(svg.line(y_left, ys(tick), plot_right, ys(tick), GRID))
-        body.append(svg.text(y_left - 6, ys(tick) + 4, svg.tick_label(tick), "end"))
-    for g, (group, row) in enumerate(zip(groups, bars, strict=True)):
-        gx = y_left + g * group_w + (group_w - len(series) * bar_w) / 2
-        for i, bar in enumerate(row):
-            if bar.value is None:
-                continue
-            x = gx + i * bar_w
-            color = PALETTE[i % len(PALETTE)]
-            body.append(
-                svg.rect(x + 1, ys(bar.value), bar_w - 2, ys(0.0) - ys(bar.value), color, bar.tip)
-            )
-            if bar.star:
-                body.append(svg.text(x + bar_w / 2, ys(bar.value) - 3, "★", "middle", tip=bar.tip))
-        body.append(
-            svg.text(y_left + g * group_w + group_w / 2, top + plot_h + 16, group, "middle")
-        )
-    body.append(svg.line(y_left, ys(0.0), plot_right, ys(0.0)))
-    axis_x = max((y_left + plot_right) / 2, PAD + text_width(axis) / 2)
-    body.append(svg.text(axis_x, top + plot_h + 34, axis, "middle"))
-    width = max(plot_right, legend_end, axis_x + text_width(axis) / 2) + PAD
-    return svg.svg(width, top + plot_h + 44, body, title)
-
-
 def design_chart(report: RescoreReport, fam: DesignFamily) -> Figure | None:
     """The family's settings side by side: mean of the primary measure under each target
     on the family's shared queries; a star over the winning setting of each target."""
@@ -576,7 +400,7 @@ def design_chart(report: RescoreReport, fam: DesignFamily) -> Figure | None:
         [
             Bar(
                 fam.means[t][m][s.run],
-                f"{fam.key} = {s.label} ({s.run}), {t}: {_num(fam.means[t][m][s.run])} "
+                f"{fam.key} = {s.label} ({s.run}), {t}: {num(fam.means[t][m][s.run])} "
                 f"(n={fam.n_shared[t]})"
                 + (f"; best under {t}" if s.label in fam.winner[t][m] else ""),
                 s.label in fam.winner[t][m],

@@ -13,40 +13,17 @@ from collections.abc import Callable
 from tiap.rescore import doc
 from tiap.rescore.compare import fixed_label
 from tiap.rescore.doc import Block, Cell, Data, data, heading, joined, para, table
-from tiap.rescore.report_models import DesignFamily, Interval, RescoreReport, Share
-
-DASH = "–"
-
-
-def _num(value: float | None, digits: int = 4) -> str:
-    return DASH if value is None else f"{value:.{digits}f}"
-
-
-def _signed(value: float | None, digits: int = 4) -> str:
-    return DASH if value is None else f"{value:+.{digits}f}"
-
-
-def _pct(value: float | None) -> str:
-    return DASH if value is None else f"{100 * value:.1f}%"
-
-
-def _ci(iv: Interval) -> str:
-    if iv.mean is None:
-        return DASH
-    return f"{_signed(iv.mean)} [{_signed(iv.ci_low)}, {_signed(iv.ci_high)}]"
+from tiap.rescore.fmt import DASH, ci, num, pct, pct_label, signed
+from tiap.rescore.markdown_paper import _coverage, _saturation, _target_order
+from tiap.rescore.report_models import DesignFamily, RescoreReport, Share
 
 
 def _share_cells(s: Share) -> list[Cell]:
     return [
         s.n,
-        f"{s.n_changed} ({_pct(s.share_changed)})",
-        f"{s.n_large} ({_pct(s.share_large)})",
+        f"{s.n_changed} ({pct(s.share_changed)})",
+        f"{s.n_large} ({pct(s.share_large)})",
     ]
-
-
-def _pct_label(report: RescoreReport) -> str:
-    """The confidence level as the headings quote it (``95%``)."""
-    return f"{report.parameters.confidence:.0%}"
 
 
 def _names(names: list[str]) -> tuple[doc.Fragment, ...]:
@@ -71,7 +48,7 @@ def _title(report: RescoreReport) -> list[Block]:
             *_names(p.runs),
             f"), targets {', '.join(p.targets)}; measures {', '.join(p.measures)}. Primary "
             f"measure: **{p.primary_measure}**. Paired bootstrap: {p.resamples} resamples, seed "
-            f"{p.seed}, {_pct_label(report)} percentile intervals.",
+            f"{p.seed}, {pct_label(report)} percentile intervals.",
         ),
     ]
 
@@ -89,7 +66,7 @@ def _means(report: RescoreReport) -> list[Block]:
                     t,
                     s.n_evaluated,
                     s.n_empty_target,
-                    *(_num(s.means[m]) for m in measures),
+                    *(num(s.means[m]) for m in measures),
                 ]
                 for run, rr in report.runs.items()
                 for t, s in rr.targets.items()
@@ -99,20 +76,20 @@ def _means(report: RescoreReport) -> list[Block]:
 
 
 def _differences(report: RescoreReport) -> list[Block]:
-    pm, pct = report.parameters.primary_measure, _pct_label(report)
+    pm, level = report.parameters.primary_measure, pct_label(report)
     return [
         heading(2, "Paired differences on shared subsets"),
-        para(f"B−A per query on queries where both targets are non-empty; {pct} CI."),
+        para(f"B−A per query on queries where both targets are non-empty; {level} CI."),
         table(
-            ["run", "pair", "n shared", f"{pm} A", f"{pm} B", f"Δ {pm} [{pct} CI]"],
+            ["run", "pair", "n shared", f"{pm} A", f"{pm} B", f"Δ {pm} [{level} CI]"],
             (
                 [
                     data(run),
                     name,
                     tp.n_shared,
-                    _num(tp.means_a[pm]),
-                    _num(tp.means_b[pm]),
-                    _ci(tp.difference[pm]),
+                    num(tp.means_a[pm]),
+                    num(tp.means_b[pm]),
+                    ci(tp.difference[pm]),
                 ]
                 for run, rr in report.runs.items()
                 for name, tp in rr.pairs.items()
@@ -122,64 +99,12 @@ def _differences(report: RescoreReport) -> list[Block]:
         table(
             ["run", "pair", *report.parameters.measures],
             (
-                [data(run), name, *(_ci(tp.difference[m]) for m in report.parameters.measures)]
+                [data(run), name, *(ci(tp.difference[m]) for m in report.parameters.measures)]
                 for run, rr in report.runs.items()
                 for name, tp in rr.pairs.items()
             ),
         ),
     ]
-
-
-def _target_order(report: RescoreReport) -> list[Block]:
-    order = report.target_order
-    if order is None:
-        return []
-    measures = report.parameters.measures
-    out: list[Block] = [
-        heading(2, "Target ordering"),
-        para(
-            "Targets best first by their means on each run's shared subset (every target "
-            "non-empty), `=` for ties; `(!)` marks an ordering that is not monotone in breadth "
-            "(Raw and Canonical are subsets of Source: monotone means Source ≥ max(Raw, "
-            "Canonical))."
-        ),
-    ]
-
-    def cell(run: str, m: str) -> str:
-        o = order.runs[run][m]
-        if o.order is None:
-            return DASH
-        return o.order + (" (!)" if o.monotone is False else "")
-
-    out.append(
-        table(
-            ["run", "n", *measures],
-            (
-                [
-                    data(run),
-                    next(iter(by_m.values())).n if by_m else 0,
-                    *(cell(run, m) for m in measures),
-                ]
-                for run, by_m in order.runs.items()
-            ),
-        )
-    )
-    monotone = {(m, o.order): o.monotone for by_m in order.runs.values() for m, o in by_m.items()}
-    rows: list[list[Cell]] = [
-        [m, o, n, _yes_no(monotone.get((m, o)))]
-        for m in measures
-        for o, n in order.counts.get(m, {}).items()
-    ]
-    if rows:
-        out += [
-            para("Runs per ordering:"),
-            table(["measure", "ordering", "runs", "monotone"], rows),
-        ]
-    return out
-
-
-def _yes_no(flag: bool | None) -> str:
-    return DASH if flag is None else ("yes" if flag else "no")
 
 
 def _instability(report: RescoreReport) -> list[Block]:
@@ -227,37 +152,16 @@ def _confound(report: RescoreReport) -> list[Block]:
                 [
                     name,
                     c.n,
-                    _num(c.pearson_r, 3),
-                    _num(c.p_value, 4),
-                    _num(c.r_squared, 3),
+                    num(c.pearson_r, 3),
+                    num(c.p_value, 4),
+                    num(c.r_squared, 3),
                     c.one_added.n,
-                    _signed(c.one_added.mean_shift),
-                    _num(c.one_added.t, 2),
-                    _num(c.one_added.p_value, 4),
+                    signed(c.one_added.mean_shift),
+                    num(c.one_added.t, 2),
+                    num(c.one_added.p_value, 4),
                 ]
                 for name, pp in report.pooled.items()
                 for c in [pp.confound[pm]]
-            ),
-        ),
-    ]
-
-
-def _saturation(report: RescoreReport) -> list[Block]:
-    sat, pct = report.saturation, _pct_label(report)
-    if sat is None:
-        return []
-    return [
-        heading(2, "Saturation of the set-size effect"),
-        para(
-            f"Mean {sat.pair} shift over {sat.n} (query, run) pairs by how many memories Source "
-            f"adds to Raw ({sat.n_none_added} pairs add none); {pct} CI per group."
-        ),
-        table(
-            ["measure", "memories added", "n", f"mean shift [{pct} CI]"],
-            (
-                [m, f"+{added}", iv.n, _ci(iv)]
-                for m, by in sat.bins.items()
-                for added, iv in by.items()
             ),
         ),
     ]
@@ -273,10 +177,10 @@ def _cutoffs(report: RescoreReport) -> list[Block]:
                 [
                     name,
                     ks.measure,
-                    _num(ks.mean_a),
-                    _num(ks.mean_b),
-                    _signed(ks.shift),
-                    _pct(ks.relative_shift),
+                    num(ks.mean_a),
+                    num(ks.mean_b),
+                    signed(ks.shift),
+                    pct(ks.relative_shift),
                 ]
                 for name, pp in report.pooled.items()
                 for rows_k in pp.k_sensitivity.values()
@@ -287,19 +191,19 @@ def _cutoffs(report: RescoreReport) -> list[Block]:
 
 
 def _run_pairs(report: RescoreReport) -> list[Block]:
-    pm, pct = report.parameters.primary_measure, _pct_label(report)
+    pm, level = report.parameters.primary_measure, pct_label(report)
     return [
         heading(2, "Run comparisons and winner flips"),
-        para(f"run_a − run_b on queries where the target is non-empty for both runs; {pct} CI."),
+        para(f"run_a − run_b on queries where the target is non-empty for both runs; {level} CI."),
         table(
-            ["run A", "run B", "target", "n", f"Δ {pm} [{pct} CI]", "winner"],
+            ["run A", "run B", "target", "n", f"Δ {pm} [{level} CI]", "winner"],
             (
                 [
                     data(rp.run_a),
                     data(rp.run_b),
                     t,
                     rt.n_shared,
-                    _ci(rt.difference[pm]),
+                    ci(rt.difference[pm]),
                     data(rp.winner[pm][t]) if t in rp.winner[pm] else DASH,
                 ]
                 for rp in report.run_pairs
@@ -370,7 +274,7 @@ def _design_family(report: RescoreReport, fam: DesignFamily) -> list[Block]:
                 [
                     t,
                     fam.n_shared[t],
-                    *(_num(fam.means[t][pm][s.run]) for s in fam.settings),
+                    *(num(fam.means[t][pm][s.run]) for s in fam.settings),
                     _winners(fam.winner[t][pm]),
                 ]
                 for t in fam.means
@@ -389,77 +293,6 @@ def _design_family(report: RescoreReport, fam: DesignFamily) -> list[Block]:
             ),
         ),
     ]
-
-
-def _coverage(report: RescoreReport) -> list[Block]:
-    cov, pct = report.coverage, _pct_label(report)
-    if cov is None:
-        return []
-    pm = report.parameters.primary_measure
-    measure = pm if any(pm in r.gap for r in cov.runs.values()) else None
-    measure = measure or next((m for r in cov.runs.values() for m in r.gap), None)
-    if measure is None:
-        return []
-    out: list[Block] = [
-        heading(2, "Coverage control"),
-        para(
-            f"Raw {measure} of the queries with a Canonical target (covered: they enter the "
-            "Canonical comparisons) and without one (excluded), per run; gap = covered − "
-            f"excluded, {pct} CI."
-        ),
-        table(
-            ["run", "covered", "excluded", "Raw covered", "Raw excluded", f"gap [{pct} CI]"],
-            (
-                [
-                    data(run),
-                    r.n_covered,
-                    r.n_excluded,
-                    _num(r.means_covered[measure]),
-                    _num(r.means_excluded[measure]),
-                    _ci(r.gap[measure]),
-                ]
-                for run, r in cov.runs.items()
-            ),
-        ),
-    ]
-    gaps: list[list[Cell]] = [
-        [
-            m,
-            g.n_runs,
-            g.n_queries,
-            _ci(Interval(n=g.n_queries, mean=g.mean, ci_low=g.ci_low, ci_high=g.ci_high)),
-        ]
-        for m, g in cov.mean_gap.items()
-    ]
-    out += [
-        para(
-            "Mean run-level gap (runs with both groups; every run resampled over the same queries):"
-        ),
-        table(["measure", "runs", "queries", f"mean gap [{pct} CI]"], gaps),
-    ]
-    cats = sorted({c for r in cov.runs.values() for c in r.categories})
-    if cats:
-        rows: list[list[Cell]] = []
-        for run, r in cov.runs.items():
-            for c in cats:
-                mix = r.categories.get(c)
-                if mix is None:
-                    continue
-                rows.append(
-                    [
-                        data(run),
-                        data(c),
-                        mix.n_covered,
-                        _pct(mix.n_covered / r.n_covered if r.n_covered else None),
-                        mix.n_excluded,
-                        _pct(mix.n_excluded / r.n_excluded if r.n_excluded else None),
-                    ]
-                )
-        out += [
-            para("Category mix of the covered and the excluded queries:"),
-            table(["run", "category", "covered", "share", "excluded", "share"], rows),
-        ]
-    return out
 
 
 def _exclusions(report: RescoreReport) -> list[Block]:

@@ -4,8 +4,9 @@ with grouped-bar figures of Mean(Dataset) and Mean(Type) in the HTML."""
 from __future__ import annotations
 
 from tiap.rescore import doc
+from tiap.rescore.charts import Bar, grouped_bars
 from tiap.rescore.doc import Block, Cell, Data, data, heading, para, table
-from tiap.rescore.figures import Bar, Figure, grouped_bars
+from tiap.rescore.figures import Figure
 from tiap.rescore.html import figures_html, page
 from tiap.rescore.suite import Means, SuiteReport
 
