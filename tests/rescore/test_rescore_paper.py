@@ -55,18 +55,23 @@ def _report(**kw) -> RescoreReport:
     return rescore_bundle(bundle, ks=(3,), resamples=RESAMPLES, seed=SEED, **kw).report
 
 
-def _gap_oracle(raw: dict[str, list[float]], covered: list[bool]) -> np.ndarray:
+def _gap_oracle(
+    raw: dict[str, list[float]], covered: list[bool], scored: dict[str, list[bool]] | None = None
+) -> np.ndarray:
     """Per resample (plain loop, the documented draws): the mean over runs of
-    mean Raw(covered) - mean Raw(excluded); nan where a group draws nothing."""
+    mean Raw(covered) - mean Raw(excluded), a run's groups holding only the queries it
+    scores; nan where a group draws nothing."""
     rng = np.random.default_rng(SEED)
     cov = np.array(covered)
     out = []
     for _ in range(RESAMPLES):
         idx = rng.integers(0, len(cov), len(cov), dtype=np.int32)
         gaps = []
-        for values in raw.values():
+        for run, values in raw.items():
+            inside = np.array((scored or {}).get(run, [True] * len(cov)))[idx]
             v, c = np.array(values)[idx], cov[idx]
-            gaps.append(v[c].mean() - v[~c].mean() if c.any() and (~c).any() else np.nan)
+            c_in, e_in = c & inside, ~c & inside
+            gaps.append(v[c_in].mean() - v[e_in].mean() if c_in.any() and e_in.any() else np.nan)
         out.append(np.mean(gaps))
     return np.array(out)
 
@@ -101,6 +106,35 @@ def test_coverage_control_gap_per_run_and_mean_with_paired_bootstrap() -> None:
         "A": (2, 0),
         "B": (0, 2),
     }
+
+
+def test_mean_gap_pairs_runs_that_score_different_queries() -> None:
+    """A store without q4's raw turn: its run scores q1-q3 only; the mean gap still
+    resamples the four queries once for both runs."""
+    partial = [m for m in MEMORIES if m.memory_id != "r4"] + [mem("x4", "s4", "summary")]
+    bundle = make_bundle(
+        QUERIES,
+        {"st": MEMORIES, "part": partial},
+        {"A": ("st", RUN_A), "C": ("part", {**RUN_B, "q4": ["n1", "n2", "n3"]})},
+        categories=CATEGORIES,
+    )
+    cov = rescore_bundle(bundle, ks=(3,), resamples=RESAMPLES, seed=SEED).report.coverage
+    assert cov is not None
+    c = cov.runs["C"]
+    assert (c.n_raw, c.n_covered, c.n_excluded) == (3, 2, 1)
+    # run C raw: covered q1 1, q2 0.5 -> 0.75; excluded q3 1 -> gap -0.25
+    assert c.gap["ndcg@3"].mean == pytest.approx(-0.25)
+    mean = cov.mean_gap["ndcg@3"]
+    assert (mean.n_runs, mean.n_queries) == (2, 4)
+    assert mean.mean == pytest.approx((0.5 - 0.25) / 2)
+    boot = _gap_oracle(
+        {"A": [0.5, 1, 0.5, 0], "C": [1, 0.5, 1, 0]},
+        [True, True, False, False],
+        {"C": [True, True, True, False]},
+    )
+    boot = boot[~np.isnan(boot)]
+    assert mean.ci_low == pytest.approx(np.percentile(boot, 2.5))
+    assert mean.ci_high == pytest.approx(np.percentile(boot, 97.5))
 
 
 def test_coverage_gap_undefined_without_excluded_queries() -> None:
@@ -182,6 +216,40 @@ def test_saturation_by_memories_added() -> None:
     assert sat.bins["ndcg@3"]["4+"].mean is None
 
 
+def test_saturation_interval_resamples_queries_with_all_their_pairs() -> None:
+    """Against a plain loop: draw queries (of the shared subsets), take every (query, run)
+    pair of each drawn query, and average the group's shifts."""
+    result = rescore_bundle(random_bundle(8, n_queries=80, n_runs=3), ks=(10,), resamples=300)
+    sat = result.report.saturation
+    assert sat is not None
+    col = result.scores.column("ndcg@10")
+    pairs = []  # (query position, group, shift)
+    for scores in result.scores.runs.values():
+        raw, src = scores.sizes["raw"], scores.sizes["source"]
+        for q in np.flatnonzero((raw > 0) & (src > 0)):
+            added = int(src[q] - raw[q])
+            shift = scores.values["source"][q, col] - scores.values["raw"][q, col]
+            pairs.append((int(q), min(added, 4), shift))
+    queries = sorted({q for q, _, _ in pairs})
+    rows = {q: i for i, q in enumerate(queries)}
+    rng = np.random.default_rng(1337)
+    draws = [rng.integers(0, len(queries), len(queries), dtype=np.int32) for _ in range(300)]
+    for group, label in ((1, "1"), (2, "2"), (4, "4+")):
+        mine = [(rows[q], v) for q, g, v in pairs if g == group]
+        iv = sat.bins["ndcg@10"][label]
+        assert iv.n == len(mine) > 5
+        assert iv.mean == pytest.approx(np.mean([v for _, v in mine]))
+        per_row = np.zeros(len(queries))
+        count = np.zeros(len(queries))
+        for r, v in mine:
+            per_row[r] += v
+            count[r] += 1
+        means = [per_row[d].sum() / count[d].sum() for d in draws if count[d].sum() > 0]
+        assert iv.ci_low == pytest.approx(np.percentile(means, 2.5))
+        assert iv.ci_high == pytest.approx(np.percentile(means, 97.5))
+        assert iv.ci_low < iv.mean < iv.ci_high
+
+
 def test_shift_distribution_histogram_and_quartiles() -> None:
     dist = _report().shift_distribution
     assert dist is not None
@@ -205,7 +273,7 @@ def test_shift_distribution_histogram_and_quartiles() -> None:
     assert dist.runs["A"]["canonical-raw"].n == 2
 
 
-def test_new_keys_follow_the_existing_ones() -> None:
+def test_the_further_analyses_are_keys_of_their_own() -> None:
     keys = list(_report().model_dump(mode="json"))
     assert keys[-4:] == ["coverage", "target_order", "saturation", "shift_distribution"]
     assert keys.index("headline") == len(keys) - 5

@@ -127,6 +127,8 @@ def build_report(bundle: Bundle, table: ScoreTable, settings: Settings) -> Resco
     )
     sensitivity.plan_bootstrap(table, batch)
     compare.plan_bootstrap(table, batch)
+    coverage.plan_bootstrap(table, batch, settings)
+    shifts.plan_bootstrap(table, batch, settings)
     batch.compute()
 
     runs: dict[str, RunReport] = {}
@@ -177,8 +179,8 @@ def build_report(bundle: Bundle, table: ScoreTable, settings: Settings) -> Resco
         run_pairs=run_pairs,
         design=design,
         headline=_headline(runs, pooled, run_pairs, design, settings),
-        coverage=coverage.coverage_report(table, settings),
+        coverage=coverage.coverage_report(table, settings, batch),
         target_order=ordering.ordering_report(runs, settings),
-        saturation=shifts.saturation_report(table, settings),
+        saturation=shifts.saturation_report(table, settings, batch),
         shift_distribution=shifts.distribution_report(table, settings),
     )

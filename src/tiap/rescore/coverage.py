@@ -10,18 +10,20 @@ and the primary one). A gap near zero says the exclusion does not select easier 
 harder queries under the untouched Raw target.
 
 Intervals are percentile bootstraps as elsewhere in the report (``resamples``,
-``seed``, the same draws as :mod:`tiap.rescore.bootstrap`): a run's gap resamples
-its Raw-scored queries; the *mean run-level gap* (the mean of the gaps of every run
-with both groups non-empty) resamples the queries once for every run, so the runs
-stay paired on the same queries. A resample in which one group of a run draws no
-query gives no gap and is left out of that interval's percentiles.
+``seed``, the draws of :mod:`tiap.rescore.bootstrap`, shared through its batch): a
+run's gap resamples its Raw-scored queries; the *mean run-level gap* (the mean of the
+gaps of every run with both groups non-empty) resamples the queries once for every
+run, so the runs stay paired on the same queries. A resample in which one group of a
+run draws no query gives no gap and is left out of that interval's percentiles.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from tiap.rescore.bootstrap import resample_means
+from tiap.rescore.bootstrap import BootstrapBatch, percentile_bounds, ratio_of
 from tiap.rescore.common import Categories, Settings, column_means, rnd
 from tiap.rescore.report_models import CategoryMix, Coverage, CoverageRun, Interval, MeanGap
 from tiap.rescore.scores import ScoreTable
@@ -43,47 +45,71 @@ def _groups(table: ScoreTable, run: str) -> tuple[np.ndarray, np.ndarray]:
     return scored & has, scored & ~has
 
 
-def _gap_resamples(
-    values: list[np.ndarray],
-    covered: list[np.ndarray],
-    excluded: list[np.ndarray],
-    settings: Settings,
-) -> np.ndarray:
-    """``(resamples, runs, measures)`` gaps over the same resampled rows; ``nan`` where a
-    resample leaves one group of a run empty. Every input has the same rows; a row in
-    neither group of a run does not count for that run."""
-    width = values[0].shape[1]
-    cols = []
-    for v, c, e in zip(values, covered, excluded, strict=True):
-        cov = c.astype(np.float64)[:, None]
-        exc = e.astype(np.float64)[:, None]
-        v = np.where(c[:, None] | e[:, None], v, 0.0)
-        cols += [v * cov, cov, v * exc, exc]
-    means = resample_means(np.hstack(cols), settings.resamples, settings.seed)
-    step = 2 * width + 2
-    out = np.empty((settings.resamples, len(values), width))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        for r in range(len(values)):
-            block = means[:, r * step : (r + 1) * step]
-            cov_sum, cov_n = block[:, :width], block[:, width : width + 1]
-            exc_sum, exc_n = block[:, width + 1 : 2 * width + 1], block[:, 2 * width + 1 :]
-            gap = cov_sum / cov_n - exc_sum / exc_n
-            gap[(cov_n[:, 0] == 0) | (exc_n[:, 0] == 0)] = np.nan
-            out[:, r, :] = gap
-    return out
+@dataclass(frozen=True)
+class _Draw:
+    """Runs resampled together over the queries of ``rows``."""
+
+    key: tuple[str, ...]
+    rows: np.ndarray
+    runs: list[str]
 
 
-def _bounds(samples: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
-    """Percentile bounds per column over the defined resamples (``nan`` when none is)."""
-    alpha = (1.0 - confidence) / 2.0
-    low = np.full(samples.shape[1], np.nan)
-    high = np.full(samples.shape[1], np.nan)
-    for j in range(samples.shape[1]):
-        col = samples[:, j]
-        col = col[~np.isnan(col)]
-        if col.size:
-            low[j], high[j] = np.percentile(col, [100.0 * alpha, 100.0 * (1.0 - alpha)])
-    return low, high
+def _layout(table: ScoreTable) -> tuple[list[str], list[_Draw], _Draw | None]:
+    """The runs with both groups; their draws (runs scoring the same queries together);
+    and the union draw of the mean gap when those runs do not all score the same queries
+    (else the mean gap averages the runs' own resamples, already paired)."""
+    both = []
+    for run in table.runs:
+        covered, excluded = _groups(table, run)
+        if covered.any() and excluded.any():
+            both.append(run)
+    by_rows: dict[bytes, list[str]] = {}
+    rows: dict[bytes, np.ndarray] = {}
+    for run in both:
+        covered, excluded = _groups(table, run)
+        scored = covered | excluded
+        by_rows.setdefault(scored.tobytes(), []).append(run)
+        rows.setdefault(scored.tobytes(), scored)
+    draws = [
+        _Draw(("coverage", str(i)), rows[k], members)
+        for i, (k, members) in enumerate(by_rows.items())
+    ]
+    union = None
+    if len(draws) > 1:
+        union = _Draw(("coverage", "union"), np.logical_or.reduce([d.rows for d in draws]), both)
+    return both, draws, union
+
+
+def _block(table: ScoreTable, runs: list[str], cols: list[int]) -> np.ndarray:
+    """``queries x 2·(runs·2·measures)``: per run and group (covered, excluded) the Raw
+    values inside the group, then the group indicators: the sums and counts whose
+    resampled ratios are the groups' resampled means."""
+    width = len(cols)
+    sums, counts = [], []
+    for run in runs:
+        raw = np.nan_to_num(table.runs[run].values[RAW][:, cols])
+        for group in _groups(table, run):
+            g = group.astype(np.float64)[:, None]
+            sums.append(raw * g)
+            counts.append(np.repeat(g, width, axis=1))
+    return np.hstack(sums + counts)
+
+
+def _gaps(means: np.ndarray, n_runs: int, width: int) -> np.ndarray:
+    """``(resamples, runs, measures)`` covered-minus-excluded gaps from a block's
+    resample means."""
+    ratios = ratio_of(means, n_runs * 2 * width).reshape(means.shape[0], n_runs, 2, width)
+    return ratios[:, :, 0, :] - ratios[:, :, 1, :]
+
+
+def plan_bootstrap(table: ScoreTable, batch: BootstrapBatch, settings: Settings) -> None:
+    """Register the coverage resamples with the report's bootstrap batch."""
+    if RAW not in table.targets or CANONICAL not in table.targets:
+        return
+    cols = settings.focus()
+    _, draws, union = _layout(table)
+    for draw in [*draws, *([union] if union else [])]:
+        batch.add_resamples(draw.key, draw.rows, _block(table, draw.runs, cols))
 
 
 def _category_mix(
@@ -101,31 +127,29 @@ def _category_mix(
 
 
 def _run_report(
-    table: ScoreTable, run: str, cols: list[int], names: list[str], settings: Settings
+    table: ScoreTable,
+    run: str,
+    cols: list[int],
+    names: list[str],
+    boot: np.ndarray | None,
+    settings: Settings,
 ) -> CoverageRun:
     covered, excluded = _groups(table, run)
     scored = covered | excluded
     raw = table.runs[run].values[RAW][:, cols]
-    n_cov, n_exc = int(covered.sum()), int(excluded.sum())
-    gap: dict[str, Interval]
-    if n_cov and n_exc:
+    n = int(scored.sum())
+    gap = {m: Interval(n=n, mean=None, ci_low=None, ci_high=None) for m in names}
+    if boot is not None:
         obs = raw[covered].mean(axis=0) - raw[excluded].mean(axis=0)
-        boot = _gap_resamples([raw[scored]], [covered[scored]], [excluded[scored]], settings)
-        low, high = _bounds(boot[:, 0, :], settings.confidence)
+        low, high = percentile_bounds(boot, settings.confidence)
         gap = {
-            m: Interval(
-                n=int(scored.sum()), mean=rnd(obs[j]), ci_low=rnd(low[j]), ci_high=rnd(high[j])
-            )
+            m: Interval(n=n, mean=rnd(obs[j]), ci_low=rnd(low[j]), ci_high=rnd(high[j]))
             for j, m in enumerate(names)
         }
-    else:
-        gap = {
-            m: Interval(n=int(scored.sum()), mean=None, ci_low=None, ci_high=None) for m in names
-        }
     return CoverageRun(
-        n_raw=int(scored.sum()),
-        n_covered=n_cov,
-        n_excluded=n_exc,
+        n_raw=n,
+        n_covered=int(covered.sum()),
+        n_excluded=int(excluded.sum()),
         means_covered=column_means(raw[covered], names),
         means_excluded=column_means(raw[excluded], names),
         gap=gap,
@@ -134,29 +158,31 @@ def _run_report(
 
 
 def _mean_gap(
-    table: ScoreTable, runs: list[str], cols: list[int], names: list[str], settings: Settings
+    table: ScoreTable,
+    runs: list[str],
+    cols: list[int],
+    names: list[str],
+    boot: np.ndarray | None,
+    n_queries: int,
+    settings: Settings,
 ) -> dict[str, MeanGap]:
-    """The mean over ``runs`` (each with both groups non-empty) of their gaps."""
-    if not runs:
+    """The mean over ``runs`` (each with both groups non-empty) of their gaps; ``boot``
+    holds its ``(resamples, measures)`` resamples."""
+    if not runs or boot is None:
         return {
             m: MeanGap(n_runs=0, n_queries=0, mean=None, ci_low=None, ci_high=None) for m in names
         }
-    groups = {r: _groups(table, r) for r in runs}
-    rows = np.logical_or.reduce([c | e for c, e in groups.values()])
-    values = [table.runs[r].values[RAW][:, cols][rows] for r in runs]
-    covered = [groups[r][0][rows] for r in runs]
-    excluded = [groups[r][1][rows] for r in runs]
-    gaps = [
-        v[c].mean(axis=0) - v[e].mean(axis=0)
-        for v, c, e in zip(values, covered, excluded, strict=True)
-    ]
+    gaps = []
+    for run in runs:
+        covered, excluded = _groups(table, run)
+        raw = table.runs[run].values[RAW][:, cols]
+        gaps.append(raw[covered].mean(axis=0) - raw[excluded].mean(axis=0))
     observed = np.mean(gaps, axis=0)
-    boot = _gap_resamples(values, covered, excluded, settings).mean(axis=1)
-    low, high = _bounds(boot, settings.confidence)
+    low, high = percentile_bounds(boot, settings.confidence)
     return {
         m: MeanGap(
             n_runs=len(runs),
-            n_queries=int(rows.sum()),
+            n_queries=n_queries,
             mean=rnd(observed[j]),
             ci_low=rnd(low[j]),
             ci_high=rnd(high[j]),
@@ -165,18 +191,35 @@ def _mean_gap(
     }
 
 
-def coverage_report(table: ScoreTable, settings: Settings) -> Coverage | None:
-    """Coverage control for every run, or ``None`` when Raw or Canonical is not analysed."""
+def coverage_report(
+    table: ScoreTable, settings: Settings, batch: BootstrapBatch
+) -> Coverage | None:
+    """Coverage control for every run (after :func:`plan_bootstrap` and the batch's
+    ``compute()``), or ``None`` when Raw or Canonical is not analysed."""
     if RAW not in table.targets or CANONICAL not in table.targets:
         return None
     cols = settings.focus()
     names = [settings.names[i] for i in cols]
-    runs = {run: _run_report(table, run, cols, names, settings) for run in table.runs}
-    both = [r for r, rep in runs.items() if rep.n_covered and rep.n_excluded]
+    both, draws, union = _layout(table)
+    boots: dict[str, np.ndarray] = {}
+    for draw in draws:
+        gaps = _gaps(batch.resampled(draw.key), len(draw.runs), len(cols))
+        boots.update({run: gaps[:, i, :] for i, run in enumerate(draw.runs)})
+    if union is not None:
+        mean_boot = _gaps(batch.resampled(union.key), len(both), len(cols)).mean(axis=1)
+        n_queries = int(union.rows.sum())
+    elif draws:
+        mean_boot = np.mean([boots[r] for r in both], axis=0)
+        n_queries = int(draws[0].rows.sum())
+    else:
+        mean_boot, n_queries = None, 0
+    runs = {
+        run: _run_report(table, run, cols, names, boots.get(run), settings) for run in table.runs
+    }
     return Coverage(
         target=CANONICAL,
         measured_on=RAW,
         method=METHOD,
         runs=runs,
-        mean_gap=_mean_gap(table, both, cols, names, settings),
+        mean_gap=_mean_gap(table, both, cols, names, mean_boot, n_queries, settings),
     )

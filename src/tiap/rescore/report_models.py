@@ -8,8 +8,8 @@ per-measure mapping covers every measure. Target pairs are named ``B-A``
 ``run_b`` and their difference is ``run_a - run_b``. Measures are named ``family@k`` (``ndcg@10``).
 ``coverage``, ``target_order``, ``saturation`` and ``shift_distribution`` hold the
 paper's further analyses (:mod:`tiap.rescore.coverage`, :mod:`tiap.rescore.ordering`,
-:mod:`tiap.rescore.shifts`); they follow every other key, so the keys before them
-are written as before.
+:mod:`tiap.rescore.shifts`); they are keys of their own, so every other key is
+written as before (and a report written before them still reads, as ``null``).
 """
 
 from __future__ import annotations

@@ -10,17 +10,20 @@ tolerance) and went up.
 
 **Saturation.** Over every (query, run) pair of the Source-Raw shared subsets, the
 mean Source-Raw shift grouped by how many memories Source adds to Raw (``|Source| -
-|Raw|``: 1, 2, 3, 4 or more), each with a percentile bootstrap interval over that
-group's pairs (``resamples``, ``seed``). Pairs where Source adds nothing (the same
-set, shift 0) are counted, not binned. Every nDCG measure and the primary one.
+|Raw|``: 1, 2, 3, 4 or more). Its percentile bootstrap interval (``resamples``,
+``seed``) resamples *queries* (those in a shared subset of some run), a query's pairs
+of every run drawn together: pairs of one query are not independent. A resample that
+draws no pair of a group is left out of that group's percentiles. Pairs where Source
+adds nothing (the same set, shift 0) are counted, not grouped. Every nDCG measure and
+the primary one.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from tiap.rescore.bootstrap import paired_bootstrap
-from tiap.rescore.common import Settings, intervals, rnd, target_pairs
+from tiap.rescore.bootstrap import BootstrapBatch, percentile_bounds, ratio_of
+from tiap.rescore.common import Settings, rnd, target_pairs
 from tiap.rescore.report_models import (
     Interval,
     Saturation,
@@ -42,8 +45,9 @@ DISTRIBUTION_METHOD = (
 )
 SATURATION_METHOD = (
     "mean Source-Raw shift over the (query, run) pairs of the shared subsets, grouped by how "
-    "many memories Source adds to Raw (1, 2, 3, 4+); percentile bootstrap per group; pairs "
-    "where Source adds nothing are counted in n_none_added"
+    "many memories Source adds to Raw (1, 2, 3, 4+); percentile bootstrap over queries (a "
+    "query's pairs of every run drawn together); pairs where Source adds nothing are counted "
+    "in n_none_added"
 )
 
 
@@ -93,40 +97,70 @@ def distribution_report(table: ScoreTable, settings: Settings) -> ShiftDistribut
     )
 
 
-def _added_bin(added: np.ndarray) -> np.ndarray:
-    """Bin position per pair (``-1``: nothing added)."""
-    return np.where(added <= 0, -1, np.minimum(added, len(ADDED_BINS)) - 1)
+def _saturation_sums(
+    table: ScoreTable, cols: list[int]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
+    """Per query and group: the sum of its pairs' shifts and their number (``queries x
+    groups·measures`` each), the queries in some shared subset, the pairs, the pairs
+    where Source adds nothing."""
+    n, width, groups = len(table.query_ids), len(cols), len(ADDED_BINS)
+    sums = np.zeros((n, groups * width))
+    counts = np.zeros((n, groups * width))
+    shared = np.zeros(n, dtype=bool)
+    n_pairs = n_none = 0
+    for scores in table.runs.values():
+        mask = (scores.sizes[RAW] > 0) & (scores.sizes[SOURCE] > 0)
+        shift = np.nan_to_num(scores.values[SOURCE][:, cols] - scores.values[RAW][:, cols])
+        added = (scores.sizes[SOURCE] - scores.sizes[RAW]).astype(np.int64)
+        group = np.where(added <= 0, -1, np.minimum(added, groups) - 1)
+        for g in range(groups):
+            sel = mask & (group == g)
+            sums[sel, g * width : (g + 1) * width] += shift[sel]
+            counts[sel, g * width : (g + 1) * width] += 1.0
+        shared |= mask
+        n_pairs += int(mask.sum())
+        n_none += int((mask & (group == -1)).sum())
+    return sums, counts, shared, n_pairs, n_none
 
 
-def saturation_report(table: ScoreTable, settings: Settings) -> Saturation | None:
-    """``None`` when Source or Raw is not analysed."""
+SATURATION_KEY = ("saturation", "source-raw")
+
+
+def plan_bootstrap(table: ScoreTable, batch: BootstrapBatch, settings: Settings) -> None:
+    """Register the saturation resamples (over queries) with the report's batch."""
+    if RAW not in table.targets or SOURCE not in table.targets:
+        return
+    sums, counts, shared, _, _ = _saturation_sums(table, settings.focus())
+    batch.add_resamples(SATURATION_KEY, shared, np.hstack([sums, counts]))
+
+
+def saturation_report(
+    table: ScoreTable, settings: Settings, batch: BootstrapBatch
+) -> Saturation | None:
+    """After :func:`plan_bootstrap` and the batch's ``compute()``; ``None`` when Source
+    or Raw is not analysed."""
     if RAW not in table.targets or SOURCE not in table.targets:
         return None
     cols = settings.focus()
     names = [settings.names[i] for i in cols]
-    parts = [pair_data(s, RAW, SOURCE) for s in table.runs.values()]
-    width = len(settings.measures)
-    diff = np.vstack([p.diff for p in parts]) if parts else np.empty((0, width))
-    added = (
-        np.concatenate([p.size_b - p.size_a for p in parts]).astype(np.int64)
-        if parts
-        else np.empty(0, dtype=np.int64)
-    )
-    where = _added_bin(added)
+    width = len(cols)
+    sums, counts, shared, n_pairs, n_none = _saturation_sums(table, cols)
+    total, items = sums[shared].sum(axis=0), counts[shared].sum(axis=0)
+    boot = ratio_of(batch.resampled(SATURATION_KEY), total.size)
+    low, high = percentile_bounds(boot, settings.confidence)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        observed = np.where(items > 0, total / np.where(items > 0, items, 1.0), np.nan)
     bins: dict[str, dict[str, Interval]] = {m: {} for m in names}
-    for i, label in enumerate(ADDED_BINS):
-        result = paired_bootstrap(
-            diff[where == i][:, cols],
-            resamples=settings.resamples,
-            seed=settings.seed,
-            confidence=settings.confidence,
-        )
-        for m, iv in intervals(result, names).items():
-            bins[m][label] = iv
+    for g, label in enumerate(ADDED_BINS):
+        for j, m in enumerate(names):
+            c = g * width + j
+            bins[m][label] = Interval(
+                n=int(items[c]), mean=rnd(observed[c]), ci_low=rnd(low[c]), ci_high=rnd(high[c])
+            )
     return Saturation(
         pair=f"{SOURCE}-{RAW}",
         method=SATURATION_METHOD,
-        n=int(diff.shape[0]),
-        n_none_added=int((where == -1).sum()),
+        n=n_pairs,
+        n_none_added=n_none,
         bins=bins,
     )
