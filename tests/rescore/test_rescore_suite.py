@@ -189,3 +189,15 @@ def test_suite_errors_are_one_line(tmp_path: Path, capsys) -> None:
     err = capsys.readouterr().err.strip()
     assert "no bundle found" in err
     assert len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["traces", "build", "lmeb", "--help"], "--tree-root"),
+        (["rescore", "--help"], "suite.json"),
+    ],
+)
+def test_help_names_the_suite_options(args: list[str], expected: str, capsys) -> None:
+    _run(args)
+    assert expected in capsys.readouterr().out

@@ -188,8 +188,8 @@ def build_lmeb(
     tree_root: Path | None = typer.Option(
         None,
         "--tree-root",
-        help="LMEB's tree root: DIRECTORY's path under it, MEMORY_TYPE/DATASET[/TASK], sets "
-        "the dataset and memory_type in bundle.toml.",
+        help="LMEB's tree root: DIRECTORY's path under it, MEMORY_TYPE/DATASET or "
+        "MEMORY_TYPE/DATASET/TASK, sets the dataset and memory_type in bundle.toml.",
     ),
     retriever: list[str] | None = RETRIEVER,
     k: int = K,
