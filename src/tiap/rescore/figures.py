@@ -2,9 +2,9 @@
 (a :class:`~tiap.rescore.report_models.RescoreReport`), so ``report.html`` and the
 audit's ``index.html`` draw the same figures from the same numbers.
 
-Every builder returns ``""`` when the report has nothing to draw. Labels are never
-trimmed: each figure's margins are sized from its longest label
-(:func:`tiap.rescore.svg.text_width`).
+Every builder returns a :class:`Figure` (SVG and caption), or ``None`` when the
+report has nothing to draw. Labels are never trimmed: each figure's margins are
+sized from its longest label (:func:`tiap.rescore.svg.text_width`).
 """
 
 from __future__ import annotations
