@@ -11,7 +11,9 @@ import pytest
 
 from bundle_support import make_bundle, mem
 from tiap.rescore.api import rescore_bundle, write_outputs
-from tiap.rescore.text import html, md, visible
+from tiap.text import inert as visible
+from tiap.text import inert_html as html
+from tiap.text import inert_md as md
 from tiap.traces.models import StoreConfig
 
 SCRIPT = "<script>alert(1)</script>"
@@ -23,8 +25,10 @@ HOSTILE_SETTING = "<img src=x onerror=alert(2)>|*bold*"
 
 
 def test_visible_shows_control_characters() -> None:
-    assert visible("a\x1b[31mb\x07\n\t\x7f") == "a␛[31mb␇␊␉␡"
-    assert visible("x\u202ey\u2028z\x9b") == "x⟨U+202E⟩y⟨U+2028⟩z⟨U+009B⟩"
+    # the reports' text function is tiap.text's: newline and tab kept (Markdown cells
+    # fold whitespace), C1 controls and bidi overrides as escapes
+    assert visible("a\x1b[31mb\x07\n\t\x7f") == "a␛[31mb␇\n\t␡"
+    assert visible("x\u202eyz\x9b") == "x\\u202eyz\\x9b"
     assert visible("plain ünïcode 名前") == "plain ünïcode 名前"
 
 
@@ -35,7 +39,7 @@ def test_md_escapes_markup_and_controls() -> None:
     assert md("[x](y)") == "\\[x\\](y)"
     assert md("# heading") == "\\# heading"
     assert md("mid # not") == "mid # not"
-    assert md("two\nlines") == "two␊lines"
+    assert md("two\nlines") == "two lines"
     assert md("back\\slash|") == "back\\\\slash\\|"
     assert md("*em* _em_ single_hop") == "\\*em\\* \\_em\\_ single_hop"
     assert md("\x1b[2J") == "␛\\[2J"
@@ -86,9 +90,9 @@ def test_hostile_names_in_report_md_are_escaped(tmp_path: Path) -> None:
     assert "\x1b" not in text
     assert "␛\\[31mred" in text
     assert "\u202e" not in text
-    assert "⟨U+202E⟩" in text
+    assert "\\\\u202e" in text  # the placeholder \u202e, its backslash escaped
     assert "run\\|&lt;b&gt;\\`one\\`&lt;/b&gt;" in text
-    assert "# Target sensitivity: \\# data&lt;set&gt;&amp;⟨U+202E⟩evil" in text
+    assert "# Target sensitivity: \\# data&lt;set&gt;&amp;\\\\u202eevil" in text
     # every table keeps its shape: the escaped pipes do not split cells
     lines = [line for line in text.splitlines() if line.startswith("|")]
     assert lines

@@ -1,4 +1,5 @@
-"""Inline SVG figures for ``report.html``: no external assets, every text escaped.
+"""Inline SVG figures for ``report.html``: no external assets, every text escaped
+(and made inert: no control character, which XML forbids anyway).
 
 Names and labels are shown whole: each figure's margins are sized from its longest
 text (:func:`tiap.rescore.svg.text_width`, a per-character estimate that errs wide)."""
@@ -10,7 +11,7 @@ import math
 from collections.abc import Sequence
 
 from tiap.rescore.svg import max_width, rotated_extent, text_width
-from tiap.rescore.text import html as _inert
+from tiap.text import inert_html
 
 PALETTE = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#1f78b4")
 INVALID_COLOR = "#9e9e9e"
@@ -19,8 +20,8 @@ FONT = 'font-family="sans-serif" font-size="12"'
 
 
 def e(text: object) -> str:
-    """Text as inert HTML: escaped, control characters made visible."""
-    return _inert(text)
+    """Text for HTML and SVG: controls made visible (:func:`tiap.text.inert`), escaped."""
+    return inert_html(text)
 
 
 def label_color(i: int) -> str:

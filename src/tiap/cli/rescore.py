@@ -33,7 +33,7 @@ def _print_summary(report: RescoreReport, paths: dict[str, Path]) -> None:
     from rich.table import Table
 
     from tiap.rescore.compare import fixed_label
-    from tiap.rescore.text import visible as v
+    from tiap.text import inert as v
 
     console = Console(highlight=False, markup=False)
     m = report.parameters.primary_measure
@@ -126,12 +126,16 @@ def register(app: typer.Typer) -> None:
         bundles (or a directory of bundles): each bundle's files in its own subdirectory of
         --out, and suite.json, suite.md and suite.html (Mean(Dataset), Mean(Type)) in --out.
         """
+        from tiap.limits import MAX_RESCORE_RESAMPLES, check_resamples, check_seed
         from tiap.rescore.api import rescore_bundle, write_outputs
         from tiap.rescore.metrics import parse_measure, parse_measures
         from tiap.rescore.suite import is_suite
         from tiap.traces.bundle import read_bundle
 
-        parse_measures(metrics, k)  # bad options fail before a large bundle is read
+        # bad options fail before a large bundle is read
+        parse_measures(metrics, k)
+        check_resamples("--resamples", resamples, minimum=1, maximum=MAX_RESCORE_RESAMPLES)
+        check_seed("--seed", seed)
         if primary is not None:
             parse_measure(primary)
         options: dict[str, Any] = {
@@ -152,7 +156,7 @@ def register(app: typer.Typer) -> None:
 
 
 def _warn(report: RescoreReport, prefix: str = "") -> None:
-    from tiap.rescore.text import visible
+    from tiap.text import inert as visible
 
     for w in report.warnings.messages[:SHOWN_WARNINGS]:
         typer.echo(f"warning: {prefix}{visible(w)}", err=True)
@@ -169,7 +173,7 @@ def _suite(bundles: list[Path], out: Path, primary: str | None, options: dict[st
     from rich.table import Table
 
     from tiap.rescore.suite import rescore_suite
-    from tiap.rescore.text import visible as v
+    from tiap.text import inert as v
 
     console = Console(highlight=False, markup=False)
 

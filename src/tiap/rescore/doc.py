@@ -4,8 +4,8 @@ A section is a list of :data:`Block`: headings, paragraphs, tables and bullet
 lists. Their text is a sequence of fragments: a plain ``str`` is the report's
 own wording (trusted), a :class:`Data` is text from the bundle (run and store
 names, categories, settings, the dataset name, warnings), which each renderer
-passes through :mod:`tiap.rescore.text` (:func:`~tiap.rescore.text.md` for
-Markdown, :func:`~tiap.rescore.text.html` for HTML).
+passes through :mod:`tiap.text` (:func:`~tiap.text.inert_md` for
+Markdown, :func:`~tiap.text.inert_html` for HTML).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from tiap.rescore.text import html as html_text
-from tiap.rescore.text import md
+from tiap.text import inert_html as html_text
+from tiap.text import inert_md as md
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@ no scripts, no external assets), from the same blocks as ``report.md`` with the
 figures of :mod:`tiap.rescore.figures` after the sections they illustrate.
 
 Every text from the data is escaped with control characters made visible
-(:func:`tiap.rescore.text.html`). Wide tables scroll inside their own box; figures
+(:func:`tiap.text.inert_html`). Wide tables scroll inside their own box; figures
 shrink to the page width, never past it.
 """
 
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from tiap.rescore import doc, markdown
 from tiap.rescore.figures import Figure, section_figures
 from tiap.rescore.report_models import RescoreReport
-from tiap.rescore.text import html as e
+from tiap.text import inert_html as e
 
 CSS = """
 body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222;padding:0 1em}

@@ -4,7 +4,7 @@ Figures are sized from their labels: :func:`text_width` estimates how wide a tex
 is drawn (per character, from the advance widths of DejaVu Sans, the widest of the
 common sans-serif faces and the default on Linux, rounded up), so margins fit
 the longest label and nothing is cut off or trimmed. Every text goes through
-:func:`tiap.rescore.text.html` (escaped, control characters made visible).
+:func:`tiap.text.inert_html` (escaped, control characters made visible).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import math
 import unicodedata
 from collections.abc import Sequence
 
-from tiap.rescore.text import html as e
-from tiap.rescore.text import visible
+from tiap.text import inert
+from tiap.text import inert_html as e
 
 PALETTE = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#1f78b4")
 FONT_SIZE = 12.0
@@ -52,7 +52,7 @@ def char_width(ch: str) -> float:
 
 def text_width(text: object, size: float = FONT_SIZE) -> float:
     """Estimated drawn width of ``text`` (as shown: control characters made visible)."""
-    return size * sum(char_width(ch) for ch in visible(text))
+    return size * sum(char_width(ch) for ch in inert(text))
 
 
 def rotated_extent(
