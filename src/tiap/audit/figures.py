@@ -9,7 +9,7 @@ stays readable when a report gains keys. Every model has a ``kind`` field, and
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -55,6 +55,8 @@ class DesignWinner(_Model):
     key: str
     winners: dict[str, list[str]]
     flips: bool
+    #: the settings the family holds fixed (e.g. its retriever): what tells it apart.
+    fixed: dict[str, Any] = Field(default_factory=dict)
 
 
 class RescoreFigures(_Model):
@@ -100,7 +102,8 @@ class RescoreFigures(_Model):
             winner_flips=len(head.winner_flips),
             winner_flips_all_measures=head.n_winner_flips_all_measures,
             design=[
-                DesignWinner(key=d.key, winners=d.winner, flips=d.winner_flip) for d in head.design
+                DesignWinner(key=d.key, winners=d.winner, flips=d.winner_flip, fixed=d.fixed)
+                for d in head.design
             ],
         )
 

@@ -32,6 +32,9 @@ from tiap.audit.figures import (
 from tiap.audit.outcome import AuditContext
 from tiap.audit.settings import FINAL_DIR, INDEX_HTML, INDEX_MD, RESCORE_DIR, VALIDATION_DIR
 from tiap.audit.steps import StepName, StepRecord, shown_time
+from tiap.rescore.compare import fixed_label
+from tiap.rescore.figures import Figure, key_figures_of
+from tiap.rescore.html import figures_html
 from tiap.text import inert_html, inert_md
 
 
@@ -56,7 +59,14 @@ class Links:
     items: Sequence[tuple[str, str]]
 
 
-Block = Heading | Para | Table | Links
+@dataclass(frozen=True)
+class Figures:
+    """Inline SVG figures (built escaped by :mod:`tiap.rescore.figures`); HTML only."""
+
+    items: Sequence[Figure]
+
+
+Block = Heading | Para | Table | Links | Figures
 F = TypeVar("F")
 
 
@@ -110,7 +120,8 @@ def _rescore_blocks(rec: StepRecord, f: RescoreFigures) -> list[Block]:
     for d in f.design:
         winners = "; ".join(f"{t}: {', '.join(map(str, w))}" for t, w in d.winners.items())
         flip = " (the winner flips across targets)" if d.flips else ""
-        blocks.append(Para(f"Best {d.key} on {f.measure}: {winners}{flip}."))
+        group = f" ({fixed_label(d.fixed)})" if d.fixed else ""
+        blocks.append(Para(f"Best {d.key}{group} on {f.measure}: {winners}{flip}."))
     return blocks
 
 
@@ -333,6 +344,8 @@ def _blocks(
             ("rescore report", f"{RESCORE_DIR}/report.md"),
             ("per-query scores", f"{RESCORE_DIR}/per_query.csv"),
         ]
+        if (out / RESCORE_DIR / "report.html").exists():
+            links.insert(1, ("rescore report (HTML, with figures)", f"{RESCORE_DIR}/report.html"))
     for name, sub in (("validation agreement", VALIDATION_DIR), ("final report", FINAL_DIR)):
         if (out / sub / "report.html").exists():
             links.append((name, f"{sub}/report.html"))
@@ -343,6 +356,7 @@ def _blocks(
         return blocks + _qrels_mode_blocks(by_name)
     if rescore := _latest(by_name, StepName.RESCORE, RescoreFigures):
         blocks += _rescore_blocks(*rescore)
+        blocks.append(Figures(key_figures_of(out / RESCORE_DIR / "report.json")))
     if cases := _latest(by_name, StepName.EXTRACT, ExtractFigures):
         blocks += _cases_blocks(*cases)
     if valid := _latest(by_name, StepName.VALIDATION, AgreementFigures):
@@ -387,7 +401,7 @@ def _md(blocks: Sequence[Block]) -> str:
             out.append("|" + "|".join("---" for _ in b.header) + "|")
             out += ["| " + " | ".join(inert_md(c) for c in row) + " |" for row in b.rows]
             out.append("")
-        else:
+        elif isinstance(b, Links):
             out += [f"- [{name}]({href})" for name, href in b.items] + [""]
     return "\n".join(out)
 
@@ -412,6 +426,8 @@ def _html(blocks: Sequence[Block]) -> str:
             out.append("<table><tr>" + "".join(f"<th>{e(h)}</th>" for h in b.header) + "</tr>")
             out += ["<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>" for row in b.rows]
             out.append("</table>")
+        elif isinstance(b, Figures):
+            out.append(figures_html(b.items))
         else:
             out.append(
                 "<ul>"

@@ -188,6 +188,12 @@ def build_lmeb(
     run: list[str] | None = typer.Option(
         None, "--run", help="Attach a run file (TREC or JSONL) as NAME=PATH (repeatable)."
     ),
+    tree_root: Path | None = typer.Option(
+        None,
+        "--tree-root",
+        help="LMEB's tree root: DIRECTORY's path under it, MEMORY_TYPE/DATASET or "
+        "MEMORY_TYPE/DATASET/TASK, sets the dataset and memory_type in bundle.toml.",
+    ),
     retriever: list[str] | None = RETRIEVER,
     k: int = K,
     scope: str = SCOPE,
@@ -198,7 +204,7 @@ def build_lmeb(
     """LMEB/BEIR retrieval data: corpus items as raw memories, qrels > 0 as evidence;
     store raw (the only one: there is no lineage to derive from)."""
     _build(
-        lambda: DATASETS["lmeb"].load(directory),
+        lambda: DATASETS["lmeb"].load(directory, tree_root=tree_root),
         str(directory),
         out,
         stores=None,

@@ -15,7 +15,13 @@ so that importing the package stays cheap:
   extraction both read);
 - :func:`first_occurrences` (:mod:`tiap.rescore.ranking`);
 - :func:`paired_bootstrap` (:mod:`tiap.rescore.bootstrap`);
-- :func:`register_target`, :func:`get_target` (:mod:`tiap.rescore.targets`).
+- :func:`register_target`, :func:`get_target` (:mod:`tiap.rescore.targets`);
+- :func:`rescore_suite`, :func:`suite_report`, :class:`SuiteReport`
+  (:mod:`tiap.rescore.suite`): Mean(Dataset) and Mean(Type) over several bundles.
+
+The report's figures are SVG strings from :mod:`tiap.rescore.figures`
+(``key_figures(report)``, ``forest_plot(report)``, ...), and ``report.html`` comes
+from :mod:`tiap.rescore.html`.
 """
 
 from __future__ import annotations
@@ -40,6 +46,9 @@ _EXPORTS = {
     "paired_bootstrap": "tiap.rescore.bootstrap",
     "register_target": "tiap.rescore.targets",
     "get_target": "tiap.rescore.targets",
+    "rescore_suite": "tiap.rescore.suite",
+    "suite_report": "tiap.rescore.suite",
+    "SuiteReport": "tiap.rescore.suite",
 }
 
 __all__ = sorted(_EXPORTS)

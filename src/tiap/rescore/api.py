@@ -8,7 +8,7 @@ Usable from a notebook::
     result = rescore_bundle(read_bundle("my-bundle"), ks=(10, 60))
     result.per_query                      # pandas DataFrame, the per_query.csv layout
     result.report.headline                # figures an audit quotes
-    write_outputs(result, "out/")         # per_query.csv, report.json, report.md
+    write_outputs(result, "out/")         # per_query.csv, report.json, report.md, report.html
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from tiap.traces.bundle import Bundle, no_queries_problem
 PER_QUERY_FILE = "per_query.csv"
 REPORT_JSON = "report.json"
 REPORT_MD = "report.md"
+REPORT_HTML = "report.html"
 
 
 @dataclass
@@ -56,6 +57,12 @@ class RescoreResult:
 
     def markdown(self) -> str:
         return markdown.render(self.report)
+
+    def html(self) -> str:
+        """``report.html``: the same tables as ``report.md``, with inline SVG figures."""
+        from tiap.rescore import html
+
+        return html.render(self.report)
 
 
 def _measures(
@@ -126,7 +133,7 @@ def rescore_bundle(
 
 
 def write_outputs(result: RescoreResult, out_dir: str | Path) -> dict[str, Path]:
-    """Write ``per_query.csv``, ``report.json`` and ``report.md``; returns their paths."""
+    """Write ``per_query.csv``, ``report.json``, ``report.md``, ``report.html``; their paths."""
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise TiapError(f"{out}: output path exists and is not a directory")
@@ -138,15 +145,17 @@ def write_outputs(result: RescoreResult, out_dir: str | Path) -> dict[str, Path]
         "per_query": out / PER_QUERY_FILE,
         "report_json": out / REPORT_JSON,
         "report_md": out / REPORT_MD,
+        "report_html": out / REPORT_HTML,
     }
     write_per_query_csv(result.scores, paths["per_query"])
     write_json(paths["report_json"], result.report_dict())
     paths["report_md"].write_text(result.markdown(), encoding="utf-8", newline="\n")
+    paths["report_html"].write_text(result.html(), encoding="utf-8", newline="\n")
     return paths
 
 
 def rescore_path(bundle_dir: str | Path, out_dir: str | Path, **options: Any) -> RescoreResult:
-    """Read a bundle directory, rescore it and write the three files."""
+    """Read a bundle directory, rescore it and write the four files."""
     from tiap.traces.bundle import read_bundle
 
     result = rescore_bundle(read_bundle(bundle_dir), **options)

@@ -254,6 +254,7 @@ def _bundle_config(
     return BundleConfig(
         name=opts.name,
         dataset=ds.dataset,
+        memory_type=ds.memory_type,
         k=opts.k,
         description=ds.description,
         metadata={

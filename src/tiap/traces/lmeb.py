@@ -157,8 +157,34 @@ class _Files:
         return [path for path in found if path is not None]
 
 
-def load_lmeb(directory: str | Path) -> DatasetTraces:
-    """Read an LMEB/BEIR-style directory into bundle terms."""
+def tree_place(directory: Path, tree_root: Path) -> tuple[str, str, str]:
+    """``(memory_type, dataset, task)`` of a task directory inside an LMEB tree.
+
+    The directory's path under ``tree_root`` names them: its first part is the memory
+    type, its second the dataset, and the whole relative path the task
+    (``Dialogue/LoCoMo/single_hop``: type ``Dialogue``, dataset ``LoCoMo``); a dataset
+    directory with no subsets is its own single task (``Dialogue/LoCoMo``).
+    """
+    try:
+        parts = directory.resolve().relative_to(tree_root.resolve()).parts
+    except ValueError:
+        raise TiapError(f"{directory}: not inside the tree root {tree_root}") from None
+    if len(parts) < 2:
+        raise TiapError(
+            f"{directory}: expected MEMORY_TYPE/DATASET[/TASK] under the tree root {tree_root}"
+        )
+    return parts[0], parts[1], "/".join(parts)
+
+
+def load_lmeb(directory: str | Path, tree_root: str | Path | None = None) -> DatasetTraces:
+    """Read an LMEB/BEIR-style directory into bundle terms.
+
+    With ``tree_root`` (the folder holding LMEB's memory-type folders), the directory's
+    place in the tree (:func:`tree_place`) sets the dataset and memory type that
+    ``bundle.toml`` records, and the task (``options["lmeb_task"]``); without it the
+    dataset is ``lmeb`` and there is no memory type.
+    """
+    place = tree_place(Path(directory), Path(tree_root)) if tree_root is not None else None
     files = _input_files(Path(directory))
     queries = _read_unique(files.queries, LmebQuery, "id", "query id")
     docs = _read_unique(files.corpus, LmebDoc, "id", "corpus id")
@@ -176,6 +202,9 @@ def load_lmeb(directory: str | Path) -> DatasetTraces:
         options={"candidates": files.candidates is not None},
         description="LMEB/BEIR retrieval data: corpus items as sources, qrels > 0 as evidence",
     )
+    if place is not None:
+        out.memory_type, out.dataset, task = place
+        out.options["lmeb_task"] = task
     for q in queries:
         _add_query(out, q, qrels.get(q.id, {}), pools)
     out.counts = {

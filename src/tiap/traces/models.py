@@ -116,6 +116,8 @@ class BundleConfig(_Strict):
 
     name: str | None = None
     dataset: str = Field(min_length=1)
+    #: the benchmark's memory type (LMEB: Episodic, Dialogue, Semantic, Procedural)
+    memory_type: str | None = None
     k: int = 60
     description: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
