@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from tiap.agreement.models import AgreementReport
     from tiap.cases import Workspace
     from tiap.judge.panel import Panel
+    from tiap.judge.runner import Reporter
     from tiap.rubric import Rubric
     from tiap.traces.bundle import Bundle
 
@@ -67,10 +68,13 @@ __all__ = ["Say", "run_audit", "run_audit_async"]
 class _Audit:
     """One invocation of the audit: its settings, the state and the step records."""
 
-    def __init__(self, settings: AuditSettings, say: Say, state: AuditState) -> None:
+    def __init__(
+        self, settings: AuditSettings, say: Say, state: AuditState, reporter: Reporter | None
+    ) -> None:
         self.s = settings
         self.say = say
         self.state = state
+        self.reporter = reporter
         self.reached = 0
 
     # ----------------------------------------------------------------- records
@@ -225,7 +229,11 @@ class _Audit:
         if plan.gate_note:
             self.say(f"warning: {plan.gate_note}")
         summary = await execute_with_progress(
-            ws, plan, max_cost=self.s.max_cost, progress=self.s.progress
+            ws,
+            plan,
+            max_cost=self.s.max_cost,
+            progress=self.s.progress,
+            reporter=self.reporter if self.s.progress else None,
         )
         invalid = sum(summary.invalid.values())
         detail = (
@@ -295,9 +303,12 @@ class _Audit:
         return report
 
 
-async def run_audit_async(settings: AuditSettings, say: Say = print) -> AuditOutcome:
+async def run_audit_async(
+    settings: AuditSettings, say: Say = print, *, reporter: Reporter | None = None
+) -> AuditOutcome:
     """Run (or continue) an audit; see the module doc for the steps. ``say``
-    receives one line per step (and warnings)."""
+    receives one line per step (and warnings); ``reporter``, if given, the judging
+    steps' progress instead of the progress bars."""
     from tiap.cases import Workspace
     from tiap.judge import load_panel
     from tiap.rubric import load_rubric
@@ -317,7 +328,7 @@ async def run_audit_async(settings: AuditSettings, say: Say = print) -> AuditOut
     state, warning = read_state(s.out)
     if warning:
         say(f"warning: {warning}")
-    audit = _Audit(s, say, state.for_context(s.context_key()))
+    audit = _Audit(s, say, state.for_context(s.context_key()), reporter)
     bundle = read_bundle(s.bundle)
     context = AuditContext(
         bundle=str(s.bundle),
@@ -388,7 +399,9 @@ async def run_audit_async(settings: AuditSettings, say: Say = print) -> AuditOut
     return finish("complete", "audit complete")
 
 
-def run_audit(settings: AuditSettings, say: Say = print) -> AuditOutcome:
+def run_audit(
+    settings: AuditSettings, say: Say = print, *, reporter: Reporter | None = None
+) -> AuditOutcome:
     """:func:`run_audit_async` from synchronous code; inside a running event loop
     (a notebook) it runs on a private loop in a worker thread (see :mod:`tiap.aio`)."""
-    return run_sync(lambda: run_audit_async(settings, say))
+    return run_sync(lambda: run_audit_async(settings, say, reporter=reporter))

@@ -2,7 +2,9 @@
 
 Errors a user can fix (:class:`~tiap.errors.TiapError`) print one line on
 stderr and exit with status 2; usage errors exit 2 with typer's message;
-Ctrl-C exits 130. Sub-commands live in one module each and import their heavy
+Ctrl-C exits 130; work that stopped before the end (a failed scale gate, a
+paused audit, a budget) exits 3 with what was done kept. Help is plain text
+(:mod:`tiap.cli.help`). Sub-commands live in one module each and import their heavy
 dependencies inside the command functions, so ``tiap --help`` starts fast.
 
 The entry point is the one place that sets up the process: offline defaults for
@@ -14,11 +16,12 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 import typer
 
 from tiap import __version__
-from tiap.cli import agreement, annotate, audit, cases, judge, rescore, traces
+from tiap.cli import agreement, annotate, audit, cases, judge, labels, rescore, traces
 from tiap.errors import Interrupted, TiapError
 
 app = typer.Typer(
@@ -56,7 +59,17 @@ app.add_typer(cases.app, name="cases")
 app.add_typer(judge.app, name="judge")
 app.add_typer(annotate.app, name="annotate")
 app.add_typer(agreement.app, name="agreement")
+app.add_typer(labels.app, name="labels")
 audit.register(app)
+
+
+def command() -> Any:
+    """The click command tree of ``tiap``, with plain help (:mod:`tiap.cli.help`)."""
+    import typer.main
+
+    from tiap.cli.help import tidy
+
+    return tidy(typer.main.get_command(app))
 
 
 def fail(message: str, code: int = 2) -> None:
@@ -89,7 +102,7 @@ def main(argv: list[str] | None = None) -> None:
         os.environ.setdefault(name, value)
     try:
         with tuned():
-            app(args=argv, prog_name="tiap")
+            command().main(args=argv, prog_name="tiap")
     except TiapError as exc:
         fail(" ".join(str(exc).split()))
     except KeyboardInterrupt as exc:  # typer versions that let it through

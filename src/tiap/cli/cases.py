@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from tiap.cases.extract import ExtractReport
     from tiap.cases.models import Case, LabelRecord
     from tiap.cases.sample import SampleResult
+    from tiap.cases.workspace import Workspace
 
 app = typer.Typer(
     help="Contested credits: extract them from a bundle, draw validation subsets, look at them.",
@@ -156,6 +157,28 @@ def extract(
     _print_extract_report(report, db)
 
 
+def _check_replace(ws: Workspace, name: str, *, replace: bool, force: bool) -> None:
+    """An existing subset is replaced only with ``--replace``, and one whose cases
+    have labels only with ``--force`` too (the labels stay on their cases)."""
+    from tiap.errors import TiapError
+
+    if name not in ws.subsets():
+        return
+    if not replace:
+        raise TiapError(
+            f"{ws.path}: subset '{name}' exists already: choose another --name, or draw it "
+            "again with --replace"
+        )
+    ids = ws.case_ids(subset=name)
+    labelled = len({lab.case_id for lab in ws.latest_labels(case_ids=ids)})
+    if labelled and not force:
+        raise TiapError(
+            f"{ws.path}: subset '{name}' has labels on {labelled} of its {len(ids)} cases: "
+            "add --force to replace it anyway (the labels stay on their cases; report on "
+            "the new subset again, as a gate recorded on the old one is not re-evaluated)"
+        )
+
+
 @app.command("sample")
 def sample(
     db: Path = typer.Option(..., "--db", help=DB_HELP),
@@ -168,7 +191,12 @@ def sample(
     from_runs: list[str] | None = typer.Option(
         None, "--from-runs", help="Draw only from these runs (repeat or comma-separate)."
     ),
-    replace: bool = typer.Option(False, "--replace", help="Replace a subset of that name."),
+    replace: bool = typer.Option(
+        False, "--replace", help="Draw a subset of that name again, replacing it."
+    ),
+    force: bool = typer.Option(
+        False, "--force", help="With --replace: replace it even if its cases have labels."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the subset as JSON."),
 ) -> None:
     """Draw a stratified validation subset (by rank bucket) with a reviewer overlap."""
@@ -176,6 +204,7 @@ def sample(
     from tiap.cases.workspace import Workspace
 
     with Workspace(db, create=False) as ws:
+        _check_replace(ws, name, replace=replace, force=force)
         result = sample_subset(
             ws,
             name=name,

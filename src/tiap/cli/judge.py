@@ -168,7 +168,13 @@ def run(
         "(at most 4) for runs of 2,000+ calls with 64+ in flight at once, else 0.",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
-    no_progress: bool = typer.Option(False, "--no-progress", help="No progress bars."),
+    no_progress: bool = typer.Option(
+        False,
+        "--no-progress",
+        "--quiet",
+        "-q",
+        help="No progress (bars in a terminal, else a plain line every few seconds).",
+    ),
 ) -> None:
     """Judge the cases (or a subset) with every judge of a panel; resumable."""
     from tiap.cases import Workspace
@@ -200,10 +206,18 @@ def run(
             return
         if plan.gate_note:
             typer.echo(f"tiap: warning: {plan.gate_note}", err=True)
+        from tiap.cli.progress import PlainProgress, wanted
+
         try:
-            summary = run_with_progress(
-                ws, plan, max_cost=max_cost, workers=workers, progress=not no_progress
-            )
+            with PlainProgress() as lines:
+                summary = run_with_progress(
+                    ws,
+                    plan,
+                    max_cost=max_cost,
+                    workers=workers,
+                    progress=not no_progress,
+                    reporter=lines if wanted(no_progress) else None,
+                )
         except KeyboardInterrupt:
             raise Interrupted(RESUME_HINT) from None
     if as_json:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from tiap.cases import Workspace
     from tiap.judge.plan import RunPlan
+    from tiap.judge.runner import Reporter
     from tiap.judge.summary import RunSummary
 
 
@@ -69,13 +70,16 @@ async def execute_with_progress(
     max_cost: float | None = None,
     workers: int | None = None,
     progress: bool = True,
+    reporter: Reporter | None = None,
 ) -> RunSummary:
     """Carry out a plan (:func:`tiap.judge.runner.execute`) with a progress bar per
-    judge on stderr, or none when ``progress`` is false."""
+    judge on stderr, or none when ``progress`` is false; ``reporter`` (e.g. plain
+    lines outside a terminal) replaces the bars."""
     from tiap.judge.runner import execute
 
-    with RichProgress(enabled=progress) as reporter, _no_unawaited_warnings():
-        return await execute(ws, plan, max_cost=max_cost, reporter=reporter, workers=workers)
+    with RichProgress(enabled=progress and reporter is None) as bars, _no_unawaited_warnings():
+        chosen = reporter if reporter is not None else bars
+        return await execute(ws, plan, max_cost=max_cost, reporter=chosen, workers=workers)
 
 
 def run_with_progress(
@@ -85,6 +89,7 @@ def run_with_progress(
     max_cost: float | None = None,
     workers: int | None = None,
     progress: bool = True,
+    reporter: Reporter | None = None,
 ) -> RunSummary:
     """:func:`execute_with_progress` from synchronous code, also inside a running
     event loop (see :func:`tiap.judge.runner.run_on_workspace`)."""
@@ -95,7 +100,7 @@ def run_with_progress(
         return run_on_workspace(
             ws,
             lambda w: execute_with_progress(
-                w, plan, max_cost=max_cost, workers=workers, progress=progress
+                w, plan, max_cost=max_cost, workers=workers, progress=progress, reporter=reporter
             ),
         )
 
