@@ -12,14 +12,18 @@ the workspace uses for the other kind (one namespace: a name is a judge or a
 human, never both), a row made under another rubric.
 
 A row is added unless it is there already, so importing the same file again
-adds nothing and a changed label is a new row (the latest row wins):
+adds nothing, and a changed label is a new row (the latest row wins):
 
-- it was imported before from the same line of the same file (its
-  ``external_id`` is the file's sha256 and the line);
-- or its rater already has a row on that case with the same label, note and
-  time (for rows that give a time, ``created_at``; e.g. an exported history);
-- or it would not change the rater's current label on that case: the same label
-  and note as the latest row (counting the rows the file added before it).
+- a row that gives a time (``created_at``; e.g. an exported history) is there
+  when its rater has a row on that case with the same label, note and time;
+- any other row is there when it would not change the rater's current label on
+  that case: the same label and note as the latest row (counting the rows the
+  file added before it).
+
+So a file imported again after another one changed some of its labels sets
+them back: the workspace's current labels are then the file's. Each added row's
+``external_id`` names the file (its sha256), the line and the row it replaces,
+so two imports of one file at the same time add its rows once.
 
 The rubric is ``rubric``, else the one the rows name (``rubric_id``), else the
 default; a row keeps its own ``rubric_hash`` when it gives one (the version it
@@ -150,6 +154,16 @@ def _record(row: LabelFileRow, kind: RaterKind, rubric: Rubric, external_id: str
     )
 
 
+def _external_id(digest: str, line: int, replaces: LabelRecord | None) -> str:
+    """``labels-file:<file>:<line>:<the row it replaces>`` (hashes shortened)."""
+    if replaces is None:
+        before = "-"
+    else:
+        mark = replaces.external_id or f"id:{replaces.id}"
+        before = hashlib.sha256(mark.encode()).hexdigest()[:16]
+    return f"labels-file:{digest}:{line}:{before}"
+
+
 def _same(a: LabelRecord, label: str | None, note: str | None, reason: str | None) -> bool:
     """Whether a stored row says what a file row says (a withdrawal is never a label)."""
     if a.label is None and a.reason == RETRACTED and reason != RETRACTED:
@@ -190,13 +204,13 @@ def import_labels(
     new: list[LabelRecord] = []
     for line, row in rows:
         key = (row.case_id, row.rater)
-        rec = _record(row, rater_kind, rub, f"labels-file:{digest}:{line}")
+        current = latest.get(key)
+        rec = _record(row, rater_kind, rub, _external_id(digest, line, current))
         if row.created_at is not None and any(
             h.created_at == row.created_at and _same(h, rec.label, rec.note, rec.reason)
             for h in rows_of(key)
         ):
             continue
-        current = latest.get(key)
         if current is not None and _same(current, rec.label, rec.note, rec.reason):
             continue
         new.append(rec)
