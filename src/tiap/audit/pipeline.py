@@ -321,7 +321,10 @@ async def run_audit_async(
             "out: use one of them"
         )
     started = utc_now()
-    s.out.mkdir(parents=True, exist_ok=True)
+    try:
+        s.out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # e.g. --out names a file
+        raise TiapError(f"{s.out}: cannot create the output directory ({exc.strerror})") from None
     panel = load_panel(s.panel)
     rubric = load_rubric(s.rubric)
     judges = [j.name for j in panel.judges]

@@ -67,7 +67,7 @@ def export(
 
 @app.command("import")
 def import_(
-    path: Path = typer.Argument(..., help="A labels file: .csv, .tsv or .jsonl."),
+    path: Path = typer.Argument(..., metavar="FILE", help="A labels file: .csv, .tsv or .jsonl."),
     db: Path = typer.Option(..., "--db", help=DB_HELP),
     rater_kind: str = typer.Option(
         ..., "--rater-kind", help="Whose labels the file holds: judge or human."
