@@ -154,26 +154,29 @@ def _usage(body: dict[str, Any], content: str, cost: float | None = None) -> dic
     return usage
 
 
+def completion(seen: SeenRequest, behaviour: Behaviour) -> dict[str, Any]:
+    """The chat-completion body a ``reply`` behaviour answers ``seen`` with."""
+    content = behaviour.content if behaviour.content is not None else '{"label": "supports"}'
+    return {
+        "id": f"chatcmpl-loopback-{seen.index}",
+        "object": "chat.completion",
+        "created": 0,
+        "model": seen.body.get("model", "loopback"),
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": _usage(seen.body, content, behaviour.cost),
+    }
+
+
 def _reply(request: Any, seen: SeenRequest, behaviour: Behaviour) -> Any:
     from aiohttp import web
 
-    content = behaviour.content if behaviour.content is not None else '{"label": "supports"}'
-    return web.json_response(
-        {
-            "id": f"chatcmpl-loopback-{seen.index}",
-            "object": "chat.completion",
-            "created": 0,
-            "model": seen.body.get("model", "loopback"),
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": content},
-                    "finish_reason": "stop",
-                }
-            ],
-            "usage": _usage(seen.body, content, behaviour.cost),
-        }
-    )
+    return web.json_response(completion(seen, behaviour))
 
 
 def _status(request: Any, seen: SeenRequest, behaviour: Behaviour) -> Any:
@@ -294,12 +297,16 @@ class LoopbackServer:
 
     # --------------------------------------------------------------- lifecycle
 
+    def add_routes(self, app: Any) -> None:
+        """More endpoints on the server's aiohttp application (for subclasses)."""
+
     async def _serve(self) -> None:
         from aiohttp import web
 
         app = web.Application(client_max_size=16 * 1024 * 1024)
         app.router.add_post("/v1/chat/completions", self._handle)
         app.router.add_post("/chat/completions", self._handle)
+        self.add_routes(app)
         runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await runner.setup()
         site = web.TCPSite(runner, self.host, self.port, backlog=1024)

@@ -22,7 +22,7 @@ Policy for bad input (every error names the file and line):
 from __future__ import annotations
 
 import csv
-import json
+import io
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from tiap.agreement.table import CaseMeta, LabelEntry, LabelTable, RaterInfo, sort_raters
 from tiap.cases.vocab import RaterKind
 from tiap.errors import InputError
-from tiap.io import describe_validation_error
+from tiap.io import describe_validation_error, parse_json_line, read_text_input, text_lines
 from tiap.rubric import Rubric
 
 REQUIRED_COLUMNS = ("case_id", "rater", "label")
@@ -110,18 +110,13 @@ class LabelFileRow(BaseModel):
         return (value.strip().lower() or None) if isinstance(value, str) else value
 
 
-def _detect_format(path: Path) -> str:
+def _detect_format(path: Path, text: str) -> str:
     suffix = path.suffix.lower()
     if suffix in {".csv", ".tsv"}:
         return suffix[1:]
     if suffix in {".jsonl", ".ndjson", ".json"}:
         return "jsonl"
-    try:
-        with path.open("rb") as fh:
-            head = fh.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
-    except OSError as exc:
-        raise InputError(path, f"cannot read file ({exc.strerror})") from None
-    return "jsonl" if head[:1] == b"{" else "csv"
+    return "jsonl" if text[:4096].lstrip()[:1] == "{" else "csv"
 
 
 def _validate(path: Path, line: int, data: dict[str, Any]) -> LabelFileRow:
@@ -131,22 +126,18 @@ def _validate(path: Path, line: int, data: dict[str, Any]) -> LabelFileRow:
         raise InputError(path, describe_validation_error(exc), line) from None
 
 
-def _iter_jsonl(path: Path) -> Iterator[tuple[int, LabelFileRow]]:
-    with path.open("r", encoding="utf-8-sig", newline="") as fh:
-        for line, text in enumerate(fh, start=1):
-            if not text.strip():
-                continue
-            try:
-                data = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise InputError(path, f"malformed JSON ({exc.msg})", line) from None
-            if not isinstance(data, dict):
-                raise InputError(path, "expected a JSON object on each line", line)
-            yield line, _validate(path, line, data)
+def _iter_jsonl(path: Path, text: str) -> Iterator[tuple[int, LabelFileRow]]:
+    for line, raw in text_lines(text):
+        if not raw.strip():
+            continue
+        data = parse_json_line(raw, path, line)
+        if not isinstance(data, dict):
+            raise InputError(path, "expected a JSON object on each line", line)
+        yield line, _validate(path, line, data)
 
 
-def _iter_csv(path: Path, delimiter: str) -> Iterator[tuple[int, LabelFileRow]]:
-    with path.open("r", encoding="utf-8-sig", newline="") as fh:
+def _iter_csv(path: Path, text: str, delimiter: str) -> Iterator[tuple[int, LabelFileRow]]:
+    with io.StringIO(text, newline="") as fh:
         reader = csv.DictReader(fh, delimiter=delimiter, restkey="\0extra")
         try:
             header = [h.strip() for h in reader.fieldnames or []]
@@ -168,8 +159,8 @@ def _iter_csv(path: Path, delimiter: str) -> Iterator[tuple[int, LabelFileRow]]:
                 row = next(reader)
             except StopIteration:
                 return
-            except csv.Error as exc:
-                raise InputError(path, f"malformed CSV ({exc})", reader.line_num) from None
+            except csv.Error as exc:  # the line the csv reader was on (DictReader's lags)
+                raise InputError(path, f"malformed CSV ({exc})", reader.reader.line_num) from None
             line = reader.line_num
             if "\0extra" in row:
                 raise InputError(path, f"more fields than the header's {len(header)}", line)
@@ -182,14 +173,12 @@ def iter_label_rows(path: str | Path) -> Iterator[tuple[int, LabelFileRow]]:
     """Every row of a labels file with its line number (format from the suffix, else
     sniffed); a bad row is an :class:`InputError` naming the file and line."""
     p = Path(path)
-    if not p.is_file():
-        raise InputError(p, "file not found" if not p.exists() else "not a file")
-    fmt = _detect_format(p)
-    rows = _iter_jsonl(p) if fmt == "jsonl" else _iter_csv(p, "\t" if fmt == "tsv" else ",")
-    try:
-        yield from rows
-    except UnicodeDecodeError:
-        raise InputError(p, "not UTF-8 text") from None
+    text = read_text_input(p, what="labels file")
+    fmt = _detect_format(p, text)
+    if fmt == "jsonl":
+        yield from _iter_jsonl(p, text)
+    else:
+        yield from _iter_csv(p, text, "\t" if fmt == "tsv" else ",")
 
 
 def labels_from_file(path: str | Path, rubric: Rubric | None = None) -> LabelTable:

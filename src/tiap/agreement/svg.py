@@ -1,10 +1,12 @@
-"""Inline SVG figures for ``report.html``: no external assets, every text escaped."""
+"""Inline SVG figures for ``report.html``: no external assets, every text escaped
+(and made inert: no control character, which XML forbids anyway)."""
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from html import escape
+
+from tiap.text import inert_html
 
 PALETTE = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#1f78b4")
 INVALID_COLOR = "#9e9e9e"
@@ -13,7 +15,8 @@ FONT = 'font-family="sans-serif" font-size="12"'
 
 
 def e(text: object) -> str:
-    return escape(str(text), quote=True)
+    """Text for HTML and SVG: controls made visible (:func:`tiap.text.inert`), escaped."""
+    return inert_html(text)
 
 
 def label_color(i: int) -> str:

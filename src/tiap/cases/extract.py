@@ -37,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tiap.cases.models import RANK_BUCKETS, Case, EvidenceItem, rank_bucket
 from tiap.cases.workspace import Workspace
 from tiap.errors import TiapError
+from tiap.limits import check_k
 from tiap.rescore.index import RunIndex, TargetIndex
 from tiap.rescore.targets import CANONICAL, RAW, SOURCE
 from tiap.traces.bundle import Bundle
@@ -149,10 +150,7 @@ class ExtractReport(BaseModel):
 
 
 def _cutoff(bundle: Bundle, k: int | None) -> int:
-    cut = bundle.config.k if k is None else k
-    if cut < 1:
-        raise TiapError(f"k must be at least 1 (got {cut})")
-    return cut
+    return check_k("k", bundle.config.k if k is None else k)
 
 
 def _chosen_runs(bundle: Bundle, runs: Sequence[str] | None) -> list[str]:

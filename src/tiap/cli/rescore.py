@@ -114,11 +114,15 @@ def register(app: typer.Typer) -> None:
 
         Writes per_query.csv, report.json and report.md to --out.
         """
+        from tiap.limits import MAX_RESCORE_RESAMPLES, check_resamples, check_seed
         from tiap.rescore.api import rescore_bundle, write_outputs
         from tiap.rescore.metrics import parse_measure, parse_measures
         from tiap.traces.bundle import read_bundle
 
-        parse_measures(metrics, k)  # bad options fail before a large bundle is read
+        # bad options fail before a large bundle is read
+        parse_measures(metrics, k)
+        check_resamples("--resamples", resamples, minimum=1, maximum=MAX_RESCORE_RESAMPLES)
+        check_seed("--seed", seed)
         if primary is not None:
             parse_measure(primary)
         loaded = read_bundle(bundle)

@@ -67,7 +67,7 @@ def _build(
 ) -> None:
     from tiap.traces.build import BuildOptions, build_bundle, prepare_out_dir, summary_lines
 
-    check_choices(scope, run_format)
+    check_choices(scope, run_format, k)
     if not force:
         prepare_out_dir(out, force=False)  # fail early, before the work
     rep = reporter(quiet)
@@ -162,6 +162,9 @@ def build_beam(
 ) -> None:
     """BEAM: every message a source, probing questions as queries (ranked within their
     conversation); stores raw and parser-D1/D5/D8."""
+    from tiap.limits import MAX_TEXT_CHARS, check_int
+
+    check_int("--max-chars", max_chars, minimum=0, maximum=MAX_TEXT_CHARS)
     _build(
         lambda: DATASETS["beam"].load(directory, scale=scale, max_chars=max_chars),
         str(directory),

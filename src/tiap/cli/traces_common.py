@@ -9,7 +9,10 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from tiap.cli.output import echo
 from tiap.errors import TiapError
+from tiap.limits import check_k
+from tiap.text import inert
 from tiap.traces.beam import DEFAULT_MAX_CHARS
 from tiap.traces.datasets import DATASETS
 
@@ -24,7 +27,7 @@ RETRIEVER = typer.Option(
     help="Retriever (repeatable): bm25 (the default; bm25s), dense (all-MiniLM-L6-v2, extra "
     "'dense'), or none to build the stores without runs.",
 )
-K = typer.Option(60, "--k", "-k", min=1, help="Rankings keep the top k memories.")
+K = typer.Option(60, "--k", "-k", help="Rankings keep the top k memories.")
 SCOPE = typer.Option(
     "conversation",
     "--scope",
@@ -54,7 +57,6 @@ SCALE = typer.Option(
 MAX_CHARS = typer.Option(
     DEFAULT_MAX_CHARS,
     "--max-chars",
-    min=0,
     help="Cut a message longer than this many characters (after runaway whitespace is "
     "collapsed) before indexing; 0: no cap.",
 )
@@ -98,13 +100,13 @@ def reporter(quiet: bool) -> Reporter:
 
     class RichReporter(Reporter):
         def message(self, text: str) -> None:
-            typer.echo(text)
+            echo(text)
 
         @contextmanager
         def step(self, description: str, total: int | None) -> Iterator[Callable[[int], None]]:
             with Progress(
                 SpinnerColumn(),
-                TextColumn("{task.description}"),
+                TextColumn("{task.description}", markup=False),
                 BarColumn(),
                 MofNCompleteColumn(),
                 TimeElapsedColumn(),
@@ -112,7 +114,7 @@ def reporter(quiet: bool) -> Reporter:
                 transient=True,
                 disable=not err.is_terminal,
             ) as progress:
-                task = progress.add_task(description, total=total)
+                task = progress.add_task(inert(description), total=total)
                 yield lambda n: progress.advance(task, n)
 
     return RichReporter()
@@ -149,7 +151,10 @@ def parse_pairs(option: str, values: list[str] | None, *, files: bool = True) ->
     return out
 
 
-def check_choices(scope: str, run_format: str) -> None:
+def check_choices(scope: str, run_format: str, k: int | None = None) -> None:
+    """The options every build and import share (``k``: ``--k``, when given)."""
+    if k is not None:
+        check_k("--k", k)
     if scope not in ("conversation", "global"):
         raise TiapError(f"unknown scope '{scope}' (use conversation or global)")
     if run_format not in ("jsonl", "trec"):
@@ -169,7 +174,7 @@ def write_result(
     if rules:
         reporter.message(rules)
     excluded = len(r.excluded_queries)
-    typer.echo(
+    echo(
         f"wrote {out}: {len(b.queries):,} queries, {len(b.sources):,} sources, "
         f"{len(b.stores)} stores, {len(b.runs)} runs; "
         f"{excluded:,} queries excluded, {sum(r.issue_counts.values()):,} rule applications "

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from tiap.cli.output import echo
+
 app = typer.Typer(
     help="Write a trace bundle in another tool's format (LMEB/BEIR task directories).",
     no_args_is_help=True,
@@ -32,9 +34,9 @@ def export_lmeb(
     summary = write(read_bundle(bundle), directory, by_category=by_category, force=force)
     subsets = f", {len(summary.subsets)} category subsets" if summary.subsets else ""
     scenes = f"{summary.scenes:,} candidate scenes" if summary.scenes else "no candidates.jsonl"
-    typer.echo(
+    echo(
         f"wrote {directory}: {summary.corpus:,} corpus items, {summary.queries:,} queries, "
         f"{summary.qrels:,} qrels, {scenes}{subsets}"
     )
     if summary.candidates_note:
-        typer.echo(f"note: {summary.candidates_note}")
+        echo(f"note: {summary.candidates_note}")

@@ -57,9 +57,7 @@ MAPPING = typer.Option(
     help="How to read the exports: mem0, jsonl or a TOML mapping file, for every store; "
     "or STORE=MAPPING for one store (repeatable).",
 )
-K = typer.Option(
-    60, "--k", "-k", min=1, help="The bundle's default cut-off k (rankings are kept whole)."
-)
+K = typer.Option(60, "--k", "-k", help="The bundle's default cut-off k (rankings are kept whole).")
 WITH_RAW = typer.Option(
     False,
     "--with-raw",
@@ -150,7 +148,7 @@ def _import(
     from tiap.traces.build import prepare_out_dir, summary_lines
     from tiap.traces.imports import import_bundle
 
-    check_choices("conversation", run_format)
+    check_choices("conversation", run_format, k)
     systems = _systems(memories, search, mapping)
     if not force:
         prepare_out_dir(out, force=False)

@@ -16,9 +16,10 @@ A panel is a TOML file (or a built-in name: ``frontier``, ``offline``,
 
 Optional per judge: ``response_format`` (``json_schema``, the default; ``json_object``;
 ``none``), prices for budgets and estimates (``input_cost_per_mtok``,
-``output_cost_per_mtok``, US dollars per million tokens), extra litellm
-parameters (``params``) and a ``description``. Optional per panel: ``seed``,
-``max_attempts`` and the backoff settings of the retry policy.
+``output_cost_per_mtok``, US dollars per million tokens; ``batch_input_cost_per_mtok``,
+``batch_output_cost_per_mtok`` for ``--batch``), ``batch = false`` (always call it
+directly), extra litellm parameters (``params``) and a ``description``. Optional per
+panel: ``seed``, ``max_attempts`` and the backoff settings of the retry policy.
 """
 
 from __future__ import annotations
@@ -73,11 +74,21 @@ class JudgeSpec(BaseModel):
     output_cost_per_mtok: float | None = Field(default=None, ge=0)
     params: dict[str, Any] = Field(default_factory=dict)
     description: str = ""
+    #: ``--batch`` sends this judge's requests through its provider's batch API
+    #: when it has one; ``false`` calls it directly.
+    batch: bool = True
+    #: optional batch prices (US dollars per million tokens); else the price table's.
+    batch_input_cost_per_mtok: float | None = Field(default=None, ge=0)
+    batch_output_cost_per_mtok: float | None = Field(default=None, ge=0)
 
     @model_validator(mode="after")
     def _check(self) -> JudgeSpec:
         if (self.input_cost_per_mtok is None) != (self.output_cost_per_mtok is None):
             raise ValueError("give both input_cost_per_mtok and output_cost_per_mtok, or neither")
+        if (self.batch_input_cost_per_mtok is None) != (self.batch_output_cost_per_mtok is None):
+            raise ValueError(
+                "give both batch_input_cost_per_mtok and batch_output_cost_per_mtok, or neither"
+            )
         clash = sorted(_RESERVED_PARAMS.intersection(self.params))
         if clash:
             raise ValueError(f"params may not set {clash} (they are panel or judge settings)")

@@ -21,6 +21,7 @@ from typing import Any
 
 from tiap.errors import TiapError
 from tiap.io import write_json
+from tiap.limits import MAX_RESCORE_RESAMPLES, check_resamples, check_seed
 from tiap.rescore import markdown
 from tiap.rescore.analysis import build_report
 from tiap.rescore.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
@@ -30,7 +31,7 @@ from tiap.rescore.output import per_query_frame, write_per_query_csv
 from tiap.rescore.report_models import RescoreReport
 from tiap.rescore.scores import ScoreTable, score_runs
 from tiap.rescore.targets import DEFAULT_TARGETS
-from tiap.traces.bundle import Bundle
+from tiap.traces.bundle import Bundle, no_queries_problem
 
 PER_QUERY_FILE = "per_query.csv"
 REPORT_JSON = "report.json"
@@ -100,10 +101,12 @@ def rescore_bundle(
     """
     cutoffs = parse_ks(ks)
     measures = _measures(metrics, cutoffs)
-    if resamples < 1:
-        raise TiapError(f"--resamples must be at least 1 (got {resamples})")
-    if not 0.0 < confidence < 1.0:
+    check_resamples("--resamples", resamples, minimum=1, maximum=MAX_RESCORE_RESAMPLES)
+    check_seed("--seed", seed)
+    if not (isinstance(confidence, float | int) and 0.0 < confidence < 1.0):
         raise TiapError(f"confidence must be between 0 and 1 (got {confidence})")
+    if not bundle.queries:
+        raise TiapError(no_queries_problem(bundle))
     if primary is not None:
         main = parse_measure(primary)
         if main not in measures:

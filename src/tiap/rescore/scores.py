@@ -17,6 +17,7 @@ from itertools import chain, repeat
 import numpy as np
 
 from tiap.errors import TiapError
+from tiap.limits import check_k
 from tiap.rescore.index import RunIndex, TargetIndex
 from tiap.rescore.lineage import qrels_targets
 from tiap.rescore.metrics import Measure
@@ -76,6 +77,8 @@ def _check_measures(measures: Sequence[Measure]) -> int:
     """The ranking depth the measures need."""
     if not measures:
         raise TiapError("no measure selected")
+    for m in measures:
+        check_k(f"the cut-off of {m.name}", m.k)
     return max(m.k for m in measures)
 
 

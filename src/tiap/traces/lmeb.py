@@ -22,6 +22,7 @@ qrels is excluded and listed.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -30,7 +31,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from tiap.errors import InputError, TiapError
-from tiap.io import iter_jsonl, read_text_input
+from tiap.io import iter_jsonl, read_text_input, text_lines
 from tiap.traces.dataset import DatasetTraces
 from tiap.traces.models import Query, Source
 
@@ -79,15 +80,26 @@ def _find(directory: Path, name: str) -> Path | None:
     return None
 
 
+#: a qrels grade: an ASCII integer of at most 9 digits.
+_GRADE = re.compile(r"[+-]?[0-9]{1,9}")
+_DIGITS = re.compile(r"[+-]?[0-9]+")
+#: a first line whose score column is a word (``score``, ``relevance``) is a header.
+_HEADER_WORD = re.compile(r"[A-Za-z][A-Za-z_ -]*")
+
+
+def _looks_like_header(qid: str, score_text: str, query_ids: set[str]) -> bool:
+    return qid not in query_ids and _HEADER_WORD.fullmatch(score_text) is not None
+
+
 def read_qrels(path: Path, query_ids: set[str], doc_ids: set[str]) -> dict[str, dict[str, int]]:
     """``query_id -> {corpus_id: score}`` in file order; bad lines raise InputError."""
     qrels: dict[str, dict[str, int]] = {}
     first: dict[tuple[str, str], int] = {}
     text = read_text_input(path)
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    for lineno, line in text_lines(text):
         if not line.strip():
             continue
-        cols = line.rstrip("\r").split("\t")
+        cols = line.split("\t")
         if len(cols) != 3:
             raise InputError(
                 path,
@@ -95,13 +107,15 @@ def read_qrels(path: Path, query_ids: set[str], doc_ids: set[str]) -> dict[str, 
                 lineno,
             )
         qid, did, score_text = (c.strip() for c in cols)
-        try:
-            score = int(score_text)
-        except ValueError:
-            hint = " (qrels.tsv has no header row)" if lineno == 1 else ""
-            raise InputError(
-                path, f"score '{score_text}' is not an integer{hint}", lineno
-            ) from None
+        if _GRADE.fullmatch(score_text) is None:
+            header = lineno == 1 and _looks_like_header(qid, score_text, query_ids)
+            hint = " (qrels.tsv has no header row)" if header else ""
+            shown = score_text if len(score_text) <= 40 else score_text[:40] + "..."
+            problem = "is not an integer"
+            if _DIGITS.fullmatch(score_text):
+                problem = "is out of range (a grade has at most 9 digits)"
+            raise InputError(path, f"score '{shown}' {problem}{hint}", lineno)
+        score = int(score_text)
         if qid not in query_ids:
             raise InputError(path, f"unknown query id '{qid}' (not in queries.jsonl)", lineno)
         if did not in doc_ids:

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, field_validator, model_validator
+
+from tiap.limits import LimitError, check_k
 
 
 class _Strict(BaseModel):
@@ -81,7 +83,7 @@ class RunEntry(_Strict):
 
     query_id: str = Field(min_length=1)
     ranking: list[str]
-    scores: list[float] | None = None
+    scores: list[FiniteFloat] | None = None
 
     @model_validator(mode="after")
     def _scores_match(self) -> RunEntry:
@@ -114,8 +116,22 @@ class BundleConfig(_Strict):
 
     name: str | None = None
     dataset: str = Field(min_length=1)
-    k: int = Field(default=60, ge=1)
+    k: int = 60
     description: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     stores: dict[str, StoreConfig] = Field(default_factory=dict)
     runs: dict[str, RunConfig] = Field(default_factory=dict)
+
+    @field_validator("k", mode="before")
+    @classmethod
+    def _cutoff(cls, value: object) -> int:
+        return cutoff(value)
+
+
+def cutoff(value: object) -> int:
+    """A pydantic check of a cut-off (:func:`tiap.limits.check_k`): an integer from
+    1 to :data:`tiap.limits.MAX_K`, not a bool, a float or a string."""
+    try:
+        return check_k("", value)
+    except LimitError as exc:
+        raise ValueError(exc.problem) from None

@@ -9,6 +9,7 @@ line (JSON Lines) or the position in the document (``results[12]``,
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -72,6 +73,8 @@ def load_document(path: Path, what: str) -> Document:
     except json.JSONDecodeError as exc:
         if exc.msg != "Extra data":
             raise InputError(path, f"malformed JSON ({exc.msg})", exc.lineno) from None
+    except RecursionError:
+        raise InputError(path, "malformed JSON (nested too deeply)") from None
     lines: list[Record] = []
     for n, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
@@ -80,6 +83,8 @@ def load_document(path: Path, what: str) -> Document:
             lines.append(Record(f"line {n}", n, json.loads(raw)))
         except json.JSONDecodeError as exc:
             raise InputError(path, f"malformed JSON line ({exc.msg})", n) from None
+        except RecursionError:
+            raise InputError(path, "malformed JSON line (nested too deeply)", n) from None
     return Document(path, lines=lines)
 
 
@@ -222,9 +227,14 @@ def _result(doc: Document, rec: Record, item: Any, mapping: SearchMapping) -> tu
 
 
 def _score(value: Any) -> float | None:
+    """A result's score; anything but a finite number (NaN, 1e999, text) is no score."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return float(value)
+    try:
+        score = float(value)
+    except OverflowError:  # an integer beyond a float's range
+        return None
+    return score if math.isfinite(score) else None
 
 
 def read_search(path: Path, mapping: SearchMapping) -> list[SearchEntry]:
