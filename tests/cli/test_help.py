@@ -104,7 +104,7 @@ def test_bracketed_default_of_cases_sample_is_shown(
 def test_arguments_are_capitalised_in_usage(capsys: pytest.CaptureFixture[str]) -> None:
     out = _help(capsys, ["audit"])
     assert out.splitlines()[0] == "Usage: tiap audit [OPTIONS] BUNDLE"
-    assert "  BUNDLE  Trace bundle directory." in out
+    assert "  BUNDLE  Trace bundle directory; with --mode qrels:" in " ".join(out.split("\n"))
     out = _help(capsys, ["cases", "rename-rater"])
     assert out.splitlines()[0] == "Usage: tiap cases rename-rater [OPTIONS] OLD NEW"
 
