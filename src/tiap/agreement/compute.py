@@ -8,6 +8,7 @@ from functools import partial
 
 import numpy as np
 
+from tiap.agreement import constant
 from tiap.agreement import library as lib
 from tiap.agreement import stats as st
 from tiap.agreement.bootstrap import CONFIDENCE, Estimate, bootstrap_weights, evaluate
@@ -222,10 +223,14 @@ def _gate_inputs(
             for v in vs_ref.raters
             if v.rater in judges
         }
+    constant_judges = {
+        j: label for j in judges if (label := constant.constant_label(scale.column(j), scale.cats))
+    }
     return GateInputs(
         table=table,
         rubric=rubric,
         judges=judges,
+        constant=constant_judges,
         scale="binary" if scale.name == "binary" else "labels",
         fleiss=_figure(est[f"gate.fleiss.{scale.name}"]) if judges else None,
         judge_kappa=judge_kappa,
@@ -391,9 +396,12 @@ def _rater_summaries(
         valid = int((col >= 0).sum())
         counts = {c: int((col == i).sum()) for i, c in enumerate(lab.cats)}
         binary_counts = None
+        constant_binary = None
         if len(scales) > 1:
             bcol = scales[1].column(info.name)
             binary_counts = {c: int((bcol == i).sum()) for i, c in enumerate(scales[1].cats)}
+            constant_binary = constant.constant_label(bcol, scales[1].cats)
+        label = constant.constant_label(col, lab.cats)
         out.append(
             RaterSummary(
                 name=info.name,
@@ -407,6 +415,9 @@ def _rater_summaries(
                 counts=counts,
                 shares={c: (v / valid if valid else None) for c, v in counts.items()},
                 binary_counts=binary_counts,
+                constant=label is not None,
+                constant_label=label,
+                constant_binary=constant_binary is not None,
             )
         )
     return out
@@ -471,6 +482,7 @@ def _notes(
     for r in included:
         if not (lab.column(r) >= 0).any():
             notes.append(f"rater {r} has no valid label on the cases in scope")
+    notes += _constant_notes(table, scales)
     if rubric is not None:
         for info in table.raters:
             other = [h for h in info.rubric_hashes if h != rubric.content_hash]
@@ -492,4 +504,22 @@ def _notes(
             f"{ref.unresolved} case(s) have disagreeing human labels and no adjudicated "
             "label: they are left out of the comparison with the reference"
         )
+    return notes
+
+
+def _constant_notes(table: LabelTable, scales: list[_Scale]) -> list[str]:
+    """A note per constant rater (:mod:`tiap.agreement.constant`), on its labels or,
+    when only those vary, on the binary collapse."""
+    notes = []
+    for info in table.raters:
+        col = scales[0].column(info.name)
+        label = constant.constant_label(col, scales[0].cats)
+        if label is not None:
+            notes.append(constant.rater_note(info.name, int((col >= 0).sum()), label))
+        elif len(scales) > 1:
+            bcol = scales[1].column(info.name)
+            blabel = constant.constant_label(bcol, scales[1].cats)
+            if blabel is not None:
+                n = int((bcol >= 0).sum())
+                notes.append(constant.rater_note(info.name, n, blabel, binary=True))
     return notes

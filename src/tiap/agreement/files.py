@@ -1,7 +1,11 @@
 """Read labels made elsewhere: CSV (or TSV) and JSON Lines files.
 
 Each row is ``case_id, rater, label`` with optional ``rater_kind`` (``judge`` or
-``human``), ``dataset``, ``run`` and ``category``; other columns are ignored.
+``human``), ``dataset``, ``run`` and ``category``, and where the label came from:
+``rubric_id``, ``rubric_hash``, ``panel``, ``model``, ``settings_hash``,
+``reason``, ``note``, ``origin``, ``created_at`` (ISO 8601) — the columns
+``tiap labels export`` writes (:mod:`tiap.agreement.label_export`), so a report
+on an exported file is the report on the workspace. Other columns are ignored.
 An empty (or JSON ``null``) label is an invalid label: an abstention.
 
 Policy for bad input (every error names the file and line):
@@ -20,6 +24,7 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +38,22 @@ from tiap.rubric import Rubric
 
 REQUIRED_COLUMNS = ("case_id", "rater", "label")
 _META = ("dataset", "run", "category")
+#: where a label came from (optional columns; a rater's values are gathered)
+PROVENANCE = ("rubric_id", "rubric_hash", "panel", "model", "settings_hash")
+#: every column a labels file may have, in the order an export writes them
+COLUMNS = (
+    "case_id",
+    "rater",
+    "rater_kind",
+    "label",
+    *_META,
+    *PROVENANCE,
+    "reason",
+    "note",
+    "origin",
+    "created_at",
+)
+_TEXT = ("dataset", "run", "category", *PROVENANCE, "reason", "note", "origin", "created_at")
 
 
 class LabelFileRow(BaseModel):
@@ -47,8 +68,17 @@ class LabelFileRow(BaseModel):
     dataset: str | None = None
     run: str | None = None
     category: str | None = None
+    rubric_id: str | None = None
+    rubric_hash: str | None = None
+    panel: str | None = None
+    model: str | None = None
+    settings_hash: str | None = None
+    reason: str | None = None
+    note: str | None = None
+    origin: str | None = None
+    created_at: str | None = None
 
-    @field_validator("case_id", "rater", "label", "dataset", "run", "category", mode="before")
+    @field_validator("case_id", "rater", "label", *_TEXT, mode="before")
     @classmethod
     def _scalar_text(cls, value: Any) -> Any:
         if isinstance(value, bool):
@@ -59,10 +89,20 @@ class LabelFileRow(BaseModel):
             return value.strip()
         return value
 
-    @field_validator("label", "rater_kind", "dataset", "run", "category", mode="after")
+    @field_validator("label", "rater_kind", *_TEXT, mode="after")
     @classmethod
     def _empty_is_none(cls, value: str | None) -> str | None:
         return value or None
+
+    @field_validator("created_at", mode="after")
+    @classmethod
+    def _iso_time(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                datetime.fromisoformat(value)
+            except ValueError:
+                raise ValueError(f"created_at '{value[:40]}' is not an ISO 8601 time") from None
+        return value
 
     @field_validator("rater_kind", mode="before")
     @classmethod
@@ -129,24 +169,29 @@ def _iter_csv(path: Path, text: str, delimiter: str) -> Iterator[tuple[int, Labe
             yield line, _validate(path, line, row)
 
 
+def iter_label_rows(path: str | Path) -> Iterator[tuple[int, LabelFileRow]]:
+    """Every row of a labels file with its line number (format from the suffix, else
+    sniffed); a bad row is an :class:`InputError` naming the file and line."""
+    p = Path(path)
+    text = read_text_input(p, what="labels file")
+    fmt = _detect_format(p, text)
+    if fmt == "jsonl":
+        yield from _iter_jsonl(p, text)
+    else:
+        yield from _iter_csv(p, text, "\t" if fmt == "tsv" else ",")
+
+
 def labels_from_file(path: str | Path, rubric: Rubric | None = None) -> LabelTable:
     """A label table from a CSV, TSV or JSONL file (format from the suffix, else
     sniffed). With ``rubric``, labels outside it are errors with their line."""
     p = Path(path)
-    if not p.is_file():
-        raise InputError(p, "file not found" if not p.exists() else "not a file")
-    text = read_text_input(p, what="labels file")
-    fmt = _detect_format(p, text)
-    if fmt == "jsonl":
-        rows = _iter_jsonl(p, text)
-    else:
-        rows = _iter_csv(p, text, "\t" if fmt == "tsv" else ",")
     allowed = set(rubric.label_names) if rubric is not None else None
     cases: dict[str, dict[str, Any]] = {}
     kinds: dict[str, tuple[str | None, int]] = {}
+    sources: dict[str, _Sources] = {}
     seen: dict[tuple[str, str], int] = {}
     entries: list[LabelEntry] = []
-    for line, row in rows:
+    for line, row in iter_label_rows(p):
         key = (row.case_id, row.rater)
         if key in seen:
             raise InputError(
@@ -165,6 +210,7 @@ def labels_from_file(path: str | Path, rubric: Rubric | None = None) -> LabelTab
             )
         _merge_kind(p, line, kinds, row)
         _merge_case(p, line, cases, row)
+        sources.setdefault(row.rater, _Sources()).add(row)
         entries.append(LabelEntry(case_id=row.case_id, rater=row.rater, label=row.label))
     if not entries:
         raise InputError(p, "no label rows")
@@ -172,9 +218,42 @@ def labels_from_file(path: str | Path, rubric: Rubric | None = None) -> LabelTab
         source="file",
         path=str(p),
         cases=[CaseMeta(case_id=cid, **{k: d[k][0] for k in _META}) for cid, d in cases.items()],
-        raters=sort_raters(RaterInfo(name=n, kind=k) for n, (k, _) in kinds.items()),  # type: ignore[arg-type]
+        raters=sort_raters(
+            sources[n].info(n, k)  # type: ignore[arg-type]
+            for n, (k, _) in kinds.items()
+        ),
         labels=entries,
     )
+
+
+class _Sources:
+    """Where one rater's rows say their labels came from."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, set[str]] = {key: set() for key in PROVENANCE}
+        self.without_settings = 0
+
+    def add(self, row: LabelFileRow) -> None:
+        for key in PROVENANCE:
+            value = getattr(row, key)
+            if value is not None:
+                self.values[key].add(value)
+        # a judge row that has the column but no hash (as exported from a workspace)
+        if row.rater_kind == "judge" and row.settings_hash is None:
+            self.without_settings += "settings_hash" in row.model_fields_set
+
+    def info(self, name: str, kind: RaterKind | None) -> RaterInfo:
+        v = {key: sorted(values) for key, values in self.values.items()}
+        return RaterInfo(
+            name=name,
+            kind=kind,
+            panels=v["panel"],
+            rubric_ids=v["rubric_id"],
+            rubric_hashes=v["rubric_hash"],
+            models=v["model"],
+            settings_hashes=v["settings_hash"],
+            labels_without_settings=self.without_settings,
+        )
 
 
 def _merge_kind(

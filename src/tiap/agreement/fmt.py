@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tiap.agreement.constant import MEANING
 from tiap.agreement.models import AgreementReport, Figure
 from tiap.text import inert
 
@@ -81,6 +82,16 @@ def summary_lines(r: AgreementReport) -> list[str]:
         f"of {d.decided} decided; {d.ties} ties, {d.no_majority} without majority, "
         f"{d.no_quorum} without quorum"
     )
+    for x in r.raters:
+        counts = ", ".join(f"{lab} {n}" for lab, n in x.counts.items())
+        invalid = f", {x.n_invalid} invalid" if x.n_invalid else ""
+        lines.append(f"labels of {x.name} ({x.kind or 'kind unknown'}): {counts}{invalid}")
+    for x in r.raters:
+        if x.constant:
+            lines.append(
+                f"constant rater: {x.name} gave '{x.constant_label}' to all {x.n_valid} cases "
+                f"it labelled validly ({MEANING})"
+            )
     g = r.gate
     lines.append(f"scale gate: {g.status} ({g.note})")
     lines += [f"  failed: {f}" for f in g.failures]

@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from tiap.agreement import constant
 from tiap.agreement.models import Figure, Gate
 from tiap.agreement.table import LabelTable, RaterInfo
 from tiap.cases.events import (
@@ -62,6 +63,8 @@ class GateInputs:
     judge_kappa: dict[str, Figure] | None  # None: no human reference
     min_fleiss: float
     min_judge_kappa: float
+    #: judges whose valid labels on the gate's scale are all one label -> that label
+    constant: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         check_kappa_threshold("min_fleiss", self.min_fleiss)
@@ -144,10 +147,9 @@ def _identity(g: GateInputs, infos: list[RaterInfo]) -> _Identity:
 def _not_applied(table: LabelTable, has_judges: bool, who: _Identity) -> str | None:
     """Step 4: why the verdict is not recorded, or ``None`` when it is."""
     shown = "shown for information, not recorded"
-    if table.source != "workspace":
-        return f"labels not read from a workspace: the gate is {shown}"
-    if table.subset is None:
-        return f"report on all cases: the gate applies to a validation subset only ({shown})"
+    if table.source != "workspace" or table.subset is None:
+        # one note for both (a labels file exported from a workspace reports as it does)
+        return f"not a validation subset of a workspace: the gate is {shown}"
     if table.subset_kind != VALIDATION_KIND:
         return (
             f"subset {table.subset} is of kind {table.subset_kind or 'unknown'}, not "
@@ -179,6 +181,8 @@ def evaluate_gate(g: GateInputs) -> Gate:
     """The verdict, its figures and whether it applies (see the module doc)."""
     kappas = _judge_kappas(g)
     failures = _fleiss_failures(g) + _judge_kappa_failures(g, kappas)
+    if failures:  # say why, when a judge's labels never vary
+        failures += [constant.gate_failure(j, label) for j, label in g.constant.items()]
     infos = [g.table.rater(j) for j in g.judges]
     who = _identity(g, infos)
     note = _not_applied(g.table, bool(g.judges), who)

@@ -66,6 +66,11 @@ class RaterSummary(_Model):
     counts: dict[str, int]
     shares: dict[str, float | None]
     binary_counts: dict[str, int] | None = None
+    #: every valid label the same (two or more): kappa undefined or 0 by construction
+    constant: bool = False
+    constant_label: str | None = None
+    #: the same on the binary collapse (e.g. only supports and partial)
+    constant_binary: bool = False
 
 
 class Distribution(_Model):

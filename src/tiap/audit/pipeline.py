@@ -63,6 +63,7 @@ if TYPE_CHECKING:
     from tiap.agreement.models import AgreementReport
     from tiap.cases import Workspace
     from tiap.judge.panel import Panel
+    from tiap.judge.reporting import Reporter
     from tiap.rubric import Rubric
     from tiap.traces.bundle import Bundle
 
@@ -74,10 +75,13 @@ __all__ = ["Say", "run_audit", "run_audit_async"]
 class _Audit(QrelsSteps):
     """One invocation of the audit: its settings, the state and the step records."""
 
-    def __init__(self, settings: AuditSettings, say: Say, state: AuditState) -> None:
+    def __init__(
+        self, settings: AuditSettings, say: Say, state: AuditState, reporter: Reporter | None
+    ) -> None:
         self.s = settings
         self.say = say
         self.state = state
+        self.reporter = reporter
         self.reached = 0
 
     # ----------------------------------------------------------------- records
@@ -240,7 +244,11 @@ class _Audit(QrelsSteps):
         if plan.gate_note:
             self.say(f"warning: {plan.gate_note}")
         summary = await execute_with_progress(
-            ws, plan, max_cost=self.s.max_cost, progress=self.s.progress
+            ws,
+            plan,
+            max_cost=self.s.max_cost,
+            progress=self.s.progress,
+            reporter=self.reporter if self.s.progress else None,
         )
         invalid = sum(summary.invalid.values())
         detail = (
@@ -322,9 +330,12 @@ class _Audit(QrelsSteps):
         return report
 
 
-async def run_audit_async(settings: AuditSettings, say: Say = print) -> AuditOutcome:
+async def run_audit_async(
+    settings: AuditSettings, say: Say = print, *, reporter: Reporter | None = None
+) -> AuditOutcome:
     """Run (or continue) an audit; see the module doc for the steps. ``say``
-    receives one line per step (and warnings)."""
+    receives one line per step (and warnings); ``reporter``, if given, the judging
+    steps' progress instead of the progress bars."""
     from tiap.agreement.qrels import check_share_threshold
     from tiap.cases import Workspace
     from tiap.cases.qrels_source import read_source
@@ -341,7 +352,10 @@ async def run_audit_async(settings: AuditSettings, say: Say = print) -> AuditOut
             "out: use one of them"
         )
     started = utc_now()
-    s.out.mkdir(parents=True, exist_ok=True)
+    try:
+        s.out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # e.g. --out names a file
+        raise TiapError(f"{s.out}: cannot create the output directory ({exc.strerror})") from None
     panel = load_panel(s.panel)
     rubric = load_rubric(s.rubric_name)
     rubric.require_case_kind(s.mode)
@@ -349,7 +363,7 @@ async def run_audit_async(settings: AuditSettings, say: Say = print) -> AuditOut
     state, warning = read_state(s.out)
     if warning:
         say(f"warning: {warning}")
-    audit = _Audit(s, say, state.for_context(s.context_key()))
+    audit = _Audit(s, say, state.for_context(s.context_key()), reporter)
     if s.mode == "qrels":
         source = read_source(s.bundle)
         dataset = ", ".join(t.dataset for t in source.tasks)
@@ -452,7 +466,9 @@ async def _validate_and_scale(
     return "complete", "audit complete", None
 
 
-def run_audit(settings: AuditSettings, say: Say = print) -> AuditOutcome:
+def run_audit(
+    settings: AuditSettings, say: Say = print, *, reporter: Reporter | None = None
+) -> AuditOutcome:
     """:func:`run_audit_async` from synchronous code; inside a running event loop
     (a notebook) it runs on a private loop in a worker thread (see :mod:`tiap.aio`)."""
-    return run_sync(lambda: run_audit_async(settings, say))
+    return run_sync(lambda: run_audit_async(settings, say, reporter=reporter))

@@ -277,3 +277,23 @@ def sample_subset(
         )
         workspace.record_event("cases.sample", {"name": name, **params})
     return result.model_copy(update={"params": params})
+
+
+def check_replace(ws: Workspace, name: str, *, replace: bool, force: bool) -> None:
+    """An existing subset is replaced only with ``--replace``, and one whose cases
+    have labels only with ``--force`` too (the labels stay on their cases)."""
+    if name not in ws.subsets():
+        return
+    if not replace:
+        raise TiapError(
+            f"{ws.path}: subset '{name}' exists already: choose another --name, or draw it "
+            "again with --replace"
+        )
+    ids = ws.case_ids(subset=name)
+    labelled = len({lab.case_id for lab in ws.latest_labels(case_ids=ids)})
+    if labelled and not force:
+        raise TiapError(
+            f"{ws.path}: subset '{name}' has labels on {labelled} of its {len(ids)} cases: "
+            "add --force to replace it anyway (the labels stay on their cases; report on "
+            "the new subset again, as a gate recorded on the old one is not re-evaluated)"
+        )

@@ -9,6 +9,10 @@ import typer
 from tiap.cli.output import echo
 from tiap.errors import TiapError
 
+#: exit status when the gate applies (a validation subset) and failed; a gate shown
+#: for information only (all cases, another subset, a labels file) exits 0
+EXIT_GATE_FAILED = 3
+
 app = typer.Typer(
     help="Agreement among judges and people, majority votes, and the scale gate.",
     no_args_is_help=True,
@@ -36,13 +40,14 @@ def report(
     labels: Path | None = typer.Option(
         None,
         "--labels",
-        help="CSV or JSONL rows case_id,rater,label (+ rater_kind, dataset, run, category).",
+        help="CSV, TSV or JSONL rows case_id,rater,label (+ rater_kind, dataset, run, "
+        "category, rubric_id, ...: what 'tiap labels export' writes).",
     ),
     rubric: str | None = typer.Option(
         None,
         "--rubric",
-        help="Rubric name or TOML path. Default with --db: the rubric the labels name; "
-        "with --labels: none (labels as found, no binary collapse).",
+        help="Rubric name or TOML path. Default: the rubric the labels name (rubric_id); "
+        "with --labels rows that name none: none (labels as found, no binary collapse).",
     ),
     reference: str | None = typer.Option(
         None,
@@ -90,7 +95,8 @@ def report(
     ),
 ) -> None:
     """Every agreement figure (Fleiss, Cohen, Krippendorff, percent agreement, majority,
-    prevalence, judge-vs-human) with bootstrap CIs, and the scale gate."""
+    prevalence, judge-vs-human) with bootstrap CIs, and the scale gate. Exit status 3:
+    the gate applies (a validation subset) and failed; the report is written."""
     from tiap.agreement import compute_report, labels_from_file, write_report_and_record_gate
     from tiap.agreement.fmt import summary_lines
     from tiap.agreement.gate import record_gate
@@ -126,7 +132,10 @@ def report(
     gate_event: int | None = None
     if labels is not None:
         rub = load_rubric(rubric) if rubric is not None else None
-        result = compute_report(labels_from_file(labels, rub), rub, **options)  # type: ignore[arg-type]
+        table = labels_from_file(labels, rub)
+        if rub is None and any(r.rubric_ids for r in table.raters):
+            rub = rubric_for_table(table)  # the rubric the rows name (an export's)
+        result = compute_report(table, rub, **options)  # type: ignore[arg-type]
         written = write_report_and_record_gate(result, out)
     else:
         from tiap.agreement import labels_from_workspace
@@ -147,3 +156,5 @@ def report(
     if gate_event is not None:
         echo(f"gate recorded in {db}")
     echo("wrote " + ", ".join(str(p) for p in written.paths))
+    if result.gate.applies and not result.gate.passed:
+        raise typer.Exit(EXIT_GATE_FAILED)

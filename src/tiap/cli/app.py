@@ -2,9 +2,11 @@
 
 Errors a user can fix (:class:`~tiap.errors.TiapError`) print one line on
 stderr and exit with status 2; so do usage errors (typer's message on one line,
-:mod:`tiap.cli.options`); Ctrl-C exits 130. Sub-commands live in one module each
-and import their heavy dependencies inside the command functions, so
-``tiap --help`` starts fast.
+:mod:`tiap.cli.options`); Ctrl-C exits 130; work that stopped before the end (a
+failed scale gate, a paused audit, a budget) exits 3 with what was done kept. Help
+is plain text (:mod:`tiap.cli.help`). Sub-commands live in one module each and
+import their heavy dependencies inside the command functions, so ``tiap --help``
+starts fast.
 
 The entry point is the one place that sets up the process: offline defaults for
 litellm and Hugging Face (unless the user set them) and tiap's process tuning
@@ -15,11 +17,12 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 import typer
 
 from tiap import __version__
-from tiap.cli import agreement, annotate, audit, cases, judge, rescore, traces
+from tiap.cli import agreement, annotate, audit, cases, judge, labels, rescore, traces
 from tiap.cli.options import OneLineUsageGroup
 from tiap.errors import Interrupted, TiapError
 from tiap.text import inert
@@ -60,7 +63,17 @@ app.add_typer(cases.app, name="cases")
 app.add_typer(judge.app, name="judge")
 app.add_typer(annotate.app, name="annotate")
 app.add_typer(agreement.app, name="agreement")
+app.add_typer(labels.app, name="labels")
 audit.register(app)
+
+
+def command() -> Any:
+    """The click command tree of ``tiap``, with plain help (:mod:`tiap.cli.help`)."""
+    import typer.main
+
+    from tiap.cli.help import tidy
+
+    return tidy(typer.main.get_command(app))
 
 
 def fail(message: str, code: int = 2) -> None:
@@ -99,7 +112,7 @@ def main(argv: list[str] | None = None) -> None:
         os.environ.setdefault(name, value)
     try:
         with tuned():
-            app(args=argv, prog_name="tiap")
+            command().main(args=argv, prog_name="tiap")
     except TiapError as exc:
         fail(str(exc))
     except KeyboardInterrupt as exc:  # typer versions that let it through

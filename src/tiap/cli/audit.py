@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,6 +13,8 @@ from tiap.errors import Interrupted
 if TYPE_CHECKING:
     from tiap.audit import AuditOutcome, AuditSettings
 
+PROGRESS = "No progress (bars in a terminal, else a plain line every few seconds)."
+
 #: Exit status when the audit stopped before the end without an error:
 #: waiting for human labels, a failed scale gate, or the budget.
 EXIT_PAUSED = 3
@@ -24,11 +25,14 @@ def _names(text: str | None) -> list[str] | None:
 
 
 def _run(settings: AuditSettings) -> AuditOutcome:
-    """Run the audit; Ctrl-C keeps every finished step and answered call."""
+    """Run the audit; Ctrl-C keeps every finished step and answered call. Outside a
+    terminal, the judging steps print a plain progress line every few seconds."""
     import tiap.audit
+    from tiap.cli.progress import PlainProgress, wanted
 
+    lines = PlainProgress() if wanted(not settings.progress) else None
     try:
-        return tiap.audit.run_audit(settings, say=echo)
+        return tiap.audit.run_audit(settings, say=echo, reporter=lines)
     except KeyboardInterrupt:
         raise Interrupted(
             "finished steps, answered calls and stored labels are kept; run the same "
@@ -129,7 +133,7 @@ def register(app: typer.Typer) -> None:
             "--max-missed",
             help="--mode qrels: negatives found relevant above this is 'missing labels' (0 to 1).",
         ),
-        no_progress: bool = typer.Option(False, "--no-progress", help="No progress bars."),
+        no_progress: bool = typer.Option(False, "--no-progress", "--quiet", "-q", help=PROGRESS),
     ) -> None:
         """The whole audit: rescore, contested cases, validation subset, judges, human
         labels, agreement and gate, then every case and the final report (--mode qrels:
@@ -181,7 +185,7 @@ def register(app: typer.Typer) -> None:
     @app.command("demo")
     def demo(
         out: Path = typer.Option(Path("tiap-demo"), "--out", help="Where the reports go."),
-        no_progress: bool = typer.Option(False, "--no-progress", help="No progress bars."),
+        no_progress: bool = typer.Option(False, "--no-progress", "--quiet", "-q", help=PROGRESS),
     ) -> None:
         """The whole audit, offline, on the sample bundle shipped with tiap and the
         offline panel (five deterministic baseline judges, no key, no network)."""
@@ -201,7 +205,7 @@ def register(app: typer.Typer) -> None:
             overlap=8,
             humans="skip",
             force=True,
-            progress=not no_progress and sys.stderr.isatty(),
+            progress=not no_progress,
         )
         outcome = _run(settings)
         echo(f"reports in {out.resolve()}: open {outcome.index_html.resolve()}")

@@ -336,7 +336,12 @@ def sample(
     from_runs: list[str] | None = typer.Option(
         None, "--from-runs", help="Draw only from these runs (repeat or comma-separate)."
     ),
-    replace: bool = typer.Option(False, "--replace", help="Replace a subset of that name."),
+    replace: bool = typer.Option(
+        False, "--replace", help="Draw a subset of that name again, replacing it."
+    ),
+    force: bool = typer.Option(
+        False, "--force", help="With --replace: replace it even if its cases have labels."
+    ),
     kind: str | None = typer.Option(
         None,
         "--kind",
@@ -347,7 +352,7 @@ def sample(
 ) -> None:
     """Draw a stratified validation subset (by rank bucket; qrels pairs by dataset and
     grade) with a reviewer overlap."""
-    from tiap.cases.sample import default_overlap, sample_subset
+    from tiap.cases.sample import check_replace, default_overlap, sample_subset
     from tiap.cases.workspace import Workspace
     from tiap.errors import TiapError
     from tiap.limits import check_cases, check_seed
@@ -359,6 +364,7 @@ def sample(
             raise TiapError(f"--overlap ({overlap}) cannot exceed --n ({n})")
     check_seed("--seed", seed)
     with Workspace(db, create=False) as ws:
+        check_replace(ws, name, replace=replace, force=force)
         result = sample_subset(
             ws,
             name=name,

@@ -268,7 +268,13 @@ def run(
         "on another host keeps its pairs from others.",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
-    no_progress: bool = typer.Option(False, "--no-progress", help="No progress bars."),
+    no_progress: bool = typer.Option(
+        False,
+        "--no-progress",
+        "--quiet",
+        "-q",
+        help="No progress (bars in a terminal, else a plain line every few seconds).",
+    ),
 ) -> None:
     """Judge the cases (or a subset) with every judge of a panel; resumable, and safe
     to run in several processes at once (they split the work)."""
@@ -312,16 +318,20 @@ def run(
             return
         if plan.gate_note:
             echo(f"tiap: warning: {plan.gate_note}", err=True)
+        from tiap.cli.progress import PlainProgress, wanted
+
         try:
-            summary = run_with_progress(
-                ws,
-                plan,
-                max_cost=max_cost,
-                workers=workers,
-                progress=not no_progress,
-                batch=options,
-                lease_s=lease,
-            )
+            with PlainProgress() as lines:
+                summary = run_with_progress(
+                    ws,
+                    plan,
+                    max_cost=max_cost,
+                    workers=workers,
+                    progress=not no_progress,
+                    reporter=lines if wanted(no_progress) else None,
+                    batch=options,
+                    lease_s=lease,
+                )
         except KeyboardInterrupt:
             raise Interrupted(RESUME_HINT + (BATCH_HINT if batch else "")) from None
     come_back = _come_back(db, panel, subset, rubric)

@@ -36,7 +36,7 @@ SCOPE = typer.Option(
 )
 RUN_FORMAT = typer.Option("jsonl", "--run-format", help="Write runs as jsonl or trec.")
 FORCE = typer.Option(False, "--force", help="Replace an existing bundle in --out.")
-QUIET = typer.Option(False, "--quiet", "-q", help="No progress bars or step summaries.")
+QUIET = typer.Option(False, "--quiet", "-q", help="No progress (bars or lines) or step summaries.")
 KEEP_DUPLICATES = typer.Option(
     False, "--keep-duplicates", help="Keep exact repeats of a QA item (listed either way)."
 )
@@ -75,11 +75,16 @@ def store_option(dataset: str) -> Any:
 
 
 def reporter(quiet: bool) -> Reporter:
-    """Progress bars on stderr and step lines on stdout (nothing with ``quiet``)."""
+    """Progress bars on stderr (plain lines when it is not a terminal) and step lines
+    on stdout (nothing with ``quiet``)."""
     from tiap.traces.build import Reporter
 
     if quiet:
         return Reporter()
+    from tiap.cli.progress import PlainProgress, wanted
+
+    if wanted(quiet):  # not a terminal: plain lines, no bars
+        return PlainProgress()
 
     from rich.console import Console
     from rich.progress import (
@@ -160,11 +165,14 @@ def write_result(
     result: BuildResult, out: Path, run_format: str, force: bool, reporter: Reporter
 ) -> None:
     """Write the bundle and its report, and print one line saying what was written."""
-    from tiap.traces.build import REPORT_FILE, write_build
+    from tiap.traces.build import REPORT_FILE, rules_line, write_build
 
     with reporter.step(f"writing {out}", None):
         write_build(result, out, run_format=run_format, force=force)
     b, r = result.bundle, result.report
+    rules = rules_line(r)
+    if rules:
+        reporter.message(rules)
     excluded = len(r.excluded_queries)
     echo(
         f"wrote {out}: {len(b.queries):,} queries, {len(b.sources):,} sources, "

@@ -26,6 +26,7 @@ from typing import Any
 from tiap.aio import run_sync
 from tiap.judge.baselines import BASELINES
 from tiap.judge.baselines import judge as baseline_judge
+from tiap.judge.local_llm import SCORINGS  # how the local LLM picks its label (params.scoring)
 from tiap.judge.panel import OFFLINE_PROVIDER
 
 LOCAL_LLM_MODELS = frozenset({"smollm2-135m"})
@@ -70,16 +71,26 @@ def respond(name: str, messages: list[dict[str, Any]], labels: list[str]) -> str
 
 
 async def respond_local_llm(
-    messages: list[dict[str, Any]], labels: list[str]
+    messages: list[dict[str, Any]], labels: list[str], scoring: str = "calibrated"
 ) -> tuple[str, int, int]:
+    """The local LLM's reply: its label by calibrated likelihood (``scoring``
+    ``calibrated``, the default) or by raw likelihood (``likelihood``)."""
     from tiap.judge.local_llm import likelihood_judge
 
     if len(labels) < 2:
         return "I cannot judge: the request does not name the rubric's labels.", 0, 0
     clean = [{"role": str(m["role"]), "content": str(m.get("content", ""))} for m in messages]
-    scored = await asyncio.to_thread(likelihood_judge().score, clean, labels)
+    calibrate = scoring == "calibrated"
+    scored = await asyncio.to_thread(likelihood_judge().score, clean, labels, calibrate=calibrate)
     ranked = ", ".join(f"{k} {v:.2f}" for k, v in scored.logprobs.items())
-    why = f"SmolLM2-135M (weak local LLM), label by likelihood; log-probabilities: {ranked}"
+    if scored.calibrated is None:
+        why = f"SmolLM2-135M (weak local LLM), label by likelihood; log-probabilities: {ranked}"
+    else:
+        shifted = ", ".join(f"{k} {v:+.2f}" for k, v in scored.calibrated.items())
+        why = (
+            "SmolLM2-135M (weak local LLM), label by likelihood calibrated on content-free "
+            f"prompts; log-probabilities: {ranked}; calibrated: {shifted}"
+        )
     reply = json.dumps({"rationale": why, "label": scored.label})
     return reply, scored.prompt_tokens, scored.completion_tokens
 
@@ -95,7 +106,14 @@ def make_provider(litellm: Any) -> Any:
             if name in BASELINES:
                 text, pin, pout = respond(name, messages, labels), 0, 0
             elif name in LOCAL_LLM_MODELS:
-                text, pin, pout = await respond_local_llm(messages, labels)
+                scoring = (optional_params or {}).get("scoring", "calibrated")
+                if scoring not in SCORINGS:
+                    raise litellm.BadRequestError(
+                        message=f"scoring '{scoring}' of {name}: use one of {', '.join(SCORINGS)}",
+                        model=model,
+                        llm_provider=OFFLINE_PROVIDER,
+                    )
+                text, pin, pout = await respond_local_llm(messages, labels, scoring)
             else:
                 raise litellm.BadRequestError(
                     message=f"unknown offline judge '{name}' (known: {', '.join(known_models())})",

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from tiap.cases import Workspace
     from tiap.judge.batch_run import BatchOptions
     from tiap.judge.plan import RunPlan
+    from tiap.judge.reporting import Reporter
     from tiap.judge.summary import RunSummary
 
 
@@ -83,19 +84,21 @@ async def execute_with_progress(
     max_cost: float | None = None,
     workers: int | None = None,
     progress: bool = True,
+    reporter: Reporter | None = None,
     batch: BatchOptions | None = None,
     lease_s: float | None = None,
 ) -> RunSummary:
     """Carry out a plan (:func:`tiap.judge.runner.execute`) with a progress bar per
-    judge on stderr, or none when ``progress`` is false."""
+    judge on stderr, or none when ``progress`` is false; ``reporter`` (e.g. plain
+    lines outside a terminal) replaces the bars."""
     from tiap.judge.runner import execute
 
-    with RichProgress(enabled=progress) as reporter, _no_unawaited_warnings():
+    with RichProgress(enabled=progress and reporter is None) as bars, _no_unawaited_warnings():
         return await execute(
             ws,
             plan,
             max_cost=max_cost,
-            reporter=reporter,
+            reporter=reporter if reporter is not None else bars,
             workers=workers,
             batch=batch,
             lease_s=lease_s,
@@ -109,6 +112,7 @@ def run_with_progress(
     max_cost: float | None = None,
     workers: int | None = None,
     progress: bool = True,
+    reporter: Reporter | None = None,
     batch: BatchOptions | None = None,
     lease_s: float | None = None,
 ) -> RunSummary:
@@ -126,6 +130,7 @@ def run_with_progress(
                 max_cost=max_cost,
                 workers=workers,
                 progress=progress,
+                reporter=reporter,
                 batch=batch,
                 lease_s=lease_s,
             ),

@@ -345,12 +345,17 @@ def no_queries_problem(ds: DatasetTraces) -> str:
 
 
 def summary_lines(ds: DatasetTraces) -> list[str]:
-    """What reading the dataset gave, for the build log."""
+    """What reading the dataset gave, for the build log (the rules applied are
+    listed once the bundle is built: :func:`rules_line`)."""
     lines = [f"{ds.dataset}: {_fmt_counts(ds.counts)}"]
     for family, mems in ds.derived.items():
         lines.append(f"{family}: {len(mems):,} derived memories read")
-    if ds.log.counts:
-        lines.append(
-            "rules applied: " + ", ".join(f"{k} {v:,}" for k, v in sorted(ds.log.counts.items()))
-        )
     return lines
+
+
+def rules_line(report: BuildReport) -> str | None:
+    """Every rule the build applied, with its count (reading the dataset and building
+    the stores and runs, e.g. ``parser_no_facts``): they add up to the report's total."""
+    if not report.issue_counts:
+        return None
+    return "rules applied: " + ", ".join(f"{k} {v:,}" for k, v in report.issue_counts.items())

@@ -1,0 +1,155 @@
+"""Plain progress lines (:class:`tiap.cli.progress.PlainProgress`): what they say and
+how often, on a clock the test moves; and a real build with stderr a pipe."""
+
+from __future__ import annotations
+
+import io
+import itertools
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from tiap.cli.progress import PlainProgress, duration, interval_from_env, plain
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _reporter(interval: float = 5.0) -> tuple[PlainProgress, io.StringIO, Clock]:
+    out, clock = io.StringIO(), Clock()
+    return PlainProgress(interval=interval, stream=out, clock=clock), out, clock
+
+
+def test_a_step_prints_at_most_once_per_interval() -> None:
+    rep, out, clock = _reporter()
+    with rep.step("bm25-raw: ranking 100 queries", 100) as advance:
+        for _ in range(100):
+            clock.now += 0.25  # 25 s in all: 4 per second
+            advance(1)
+    lines = out.getvalue().splitlines()
+    assert lines[0] == ("bm25-raw: ranking 100 queries: 20/100 (20%), 4.0/s, 5s elapsed, ETA 20s")
+    assert len(lines) == 6  # at 5, 10, 15, 20 and 25 s, and the closing line
+    assert lines[-1] == "bm25-raw: ranking 100 queries: 100 done in 25s"
+
+
+def test_a_short_step_prints_nothing() -> None:
+    rep, out, clock = _reporter()
+    with rep.step("reading x", None) as advance:
+        clock.now += 1
+        advance(3)
+    assert out.getvalue() == ""
+    with rep.step("reading y", None):
+        clock.now += 7
+    assert out.getvalue() == "reading y: done in 7s\n"
+
+
+def test_judge_runs_sum_their_judges_and_measure_from_the_first_call() -> None:
+    rep, out, clock = _reporter(interval=2.0)
+    with rep:
+        rep.start("a", 10)
+        rep.start("b", 10)
+        rep.start("idle", 0)
+        clock.now += 6  # importing litellm: not part of the rate
+        rep.advance("a", 4)  # the cache's answers, at once
+        for _ in range(4):
+            clock.now += 1
+            rep.advance("b")
+    lines = out.getvalue().splitlines()
+    assert lines == [
+        "judging: 4/20 (20%), rate unknown, 6s elapsed, ETA unknown (a 4/10, b 0/10)",
+        "judging: 6/20 (30%), 1.0/s, 8s elapsed, ETA 14s (a 4/10, b 2/10)",
+        "judging: 8/20 (40%), 1.0/s, 10s elapsed, ETA 12s (a 4/10, b 4/10)",
+        "judging: 8/20 in 10s",
+    ]
+
+
+def test_a_second_run_starts_afresh() -> None:
+    rep, out, clock = _reporter(interval=1.0)
+    rep.start("a", 2)
+    clock.now += 3
+    rep.advance("a", 2)
+    rep.start("a", 5)  # the next judging step of an audit
+    clock.now += 0.5
+    rep.advance("a", 1)
+    rep.__exit__()
+    assert out.getvalue().splitlines() == [
+        "judging: 2/2 (100%), rate unknown, 3s elapsed, ETA unknown",
+        "judging: 2/2 in 3s",
+    ]
+
+
+def test_text_stays_inert_and_helpers() -> None:
+    rep, out, clock = _reporter(interval=0.0)
+    with rep.step("reading \x1b[31mred\x1b[0m", 2) as advance:
+        clock.now += 1
+        advance(1)
+    assert "\x1b" not in out.getvalue()
+    assert "reading ?[31mred?[0m: 1/2" in out.getvalue()
+    assert plain("a\tb\x07") == "a?b?"
+    assert [duration(s) for s in (0.4, 59, 61, 3600 + 125)] == ["0s", "59s", "1m01s", "1h02m"]
+
+
+def test_interval_from_the_environment(monkeypatch) -> None:
+    for text, value in (("2.5", 2.5), ("0", 5.0), ("-1", 5.0), ("x", 5.0), ("inf", 5.0)):
+        monkeypatch.setenv("TIAP_PROGRESS_INTERVAL", text)
+        assert interval_from_env() == value
+    monkeypatch.delenv("TIAP_PROGRESS_INTERVAL")
+    assert interval_from_env() == 5.0
+
+
+PARTIAL = re.compile(r"^(.*): ([\d,]+)/([\d,]+) \(\d+%\), ")
+
+
+def test_a_build_outside_a_terminal_prints_progress_as_it_goes(
+    shared_data_dir: Path, tmp_path: Path
+) -> None:
+    locomo = shared_data_dir / "locomo" / "locomo10.json"
+    interval = 0.2
+    env = {**os.environ, "TIAP_PROGRESS_INTERVAL": str(interval), "HF_HUB_OFFLINE": "1"}
+    args = ["traces", "build", "locomo", str(locomo), "--out", str(tmp_path / "b")]
+    args += ["-s", "raw", "-s", "parser-D5"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tiap", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    lines: list[tuple[float, str]] = []
+
+    def read() -> None:
+        assert proc.stderr is not None
+        for text in proc.stderr:
+            lines.append((time.monotonic(), text.rstrip("\n")))
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    stdout = proc.stdout.read() if proc.stdout is not None else ""
+    reader.join(timeout=300)
+    assert proc.wait(timeout=60) == 0, lines
+    partial = [(t, m) for t, m in lines if PARTIAL.match(m)]
+    for _, text in lines:
+        assert "\x1b" not in text
+        assert "\r" not in text
+    # lines while a step works: part of its total done
+    unfinished = [m for _, m in partial if PARTIAL.match(m)[2] != PARTIAL.match(m)[3]]  # type: ignore[index]
+    assert unfinished, lines
+    assert any(m.startswith("bm25-parser-D5: ranking 1,971 queries: ") for m in unfinished)
+    gaps = [b[0] - a[0] for a, b in itertools.pairwise(partial)]
+    assert all(g >= interval * 0.8 for g in gaps), gaps
+    # the step lines on stdout, the rules applied adding up to the total printed
+    rules = next(x for x in stdout.splitlines() if x.startswith("rules applied: "))
+    counted = sum(int(v.replace(",", "")) for v in re.findall(r" ([\d,]+)(?:,|$)", rules))
+    assert "parser_no_facts" in rules
+    total = re.search(r"([\d,]+) rule applications counted", stdout)
+    assert total is not None
+    assert counted == int(total.group(1).replace(",", ""))
