@@ -160,13 +160,6 @@ def run(
     retry_failed: bool = typer.Option(
         False, "--retry-failed", help="Call again where the last judgment failed in transport."
     ),
-    workers: int | None = typer.Option(
-        None,
-        "--workers",
-        min=0,
-        help="Processes making provider calls (0: this one). Default: one per core "
-        "(at most 4) for runs of 2,000+ calls with 64+ in flight at once, else 0.",
-    ),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bars."),
 ) -> None:
@@ -201,9 +194,7 @@ def run(
         if plan.gate_note:
             typer.echo(f"tiap: warning: {plan.gate_note}", err=True)
         try:
-            summary = run_with_progress(
-                ws, plan, max_cost=max_cost, workers=workers, progress=not no_progress
-            )
+            summary = run_with_progress(ws, plan, max_cost=max_cost, progress=not no_progress)
         except KeyboardInterrupt:
             raise Interrupted(RESUME_HINT) from None
     if as_json:

@@ -67,7 +67,6 @@ async def execute_with_progress(
     plan: RunPlan,
     *,
     max_cost: float | None = None,
-    workers: int | None = None,
     progress: bool = True,
 ) -> RunSummary:
     """Carry out a plan (:func:`tiap.judge.runner.execute`) with a progress bar per
@@ -75,7 +74,7 @@ async def execute_with_progress(
     from tiap.judge.runner import execute
 
     with RichProgress(enabled=progress) as reporter, _no_unawaited_warnings():
-        return await execute(ws, plan, max_cost=max_cost, reporter=reporter, workers=workers)
+        return await execute(ws, plan, max_cost=max_cost, reporter=reporter)
 
 
 def run_with_progress(
@@ -83,7 +82,6 @@ def run_with_progress(
     plan: RunPlan,
     *,
     max_cost: float | None = None,
-    workers: int | None = None,
     progress: bool = True,
 ) -> RunSummary:
     """:func:`execute_with_progress` from synchronous code, also inside a running
@@ -94,9 +92,7 @@ def run_with_progress(
     with _no_unawaited_warnings():
         return run_on_workspace(
             ws,
-            lambda w: execute_with_progress(
-                w, plan, max_cost=max_cost, workers=workers, progress=progress
-            ),
+            lambda w: execute_with_progress(w, plan, max_cost=max_cost, progress=progress),
         )
 
 

@@ -19,34 +19,27 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
+import json
 import threading
 from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from tiap import runtime
 from tiap.aio import run_sync
 from tiap.cases import LabelRecord, Workspace
 from tiap.errors import TiapError
-from tiap.judge.call import CallOutcome, call_model, litellm_session
+from tiap.judge.call import CallOutcome, call_model, call_session
 from tiap.judge.failures import Failure, scrub
 from tiap.judge.panel import Panel
 from tiap.judge.plan import JudgePlan, Pair, RunPlan, dry_run, plan_run
 from tiap.judge.request import full_request, litellm_kwargs
+from tiap.judge.routes.reply import NOTE_CHARS, RATIONALE_CHARS
 from tiap.judge.summary import JudgeTally, RunSummary
-from tiap.rubric import Rubric, parse_judgment
-
-if TYPE_CHECKING:  # imported when used: ``python -m tiap.judge.workers`` runs it as __main__
-    from tiap.judge.workers import CallPool
+from tiap.rubric import Reason, Rubric, parse_judgment
 
 __all__ = ["Budget", "Reporter", "dry_run", "execute", "plan_run", "run_on_workspace", "run_panel"]
 
 T = TypeVar("T")
-
-#: a run uses worker processes by default from this many provider calls ...
-AUTO_WORKERS_MIN_CALLS = 2000
-#: ... when at least this many may be in flight at once (see :func:`pool_size`).
-AUTO_WORKERS_MIN_IN_FLIGHT = 64
 
 
 class Reporter(Protocol):
@@ -101,10 +94,8 @@ class _Run:
         budget: Budget,
         reporter: Reporter,
         keys: dict[str, str | None],
-        pool: CallPool | None = None,
     ) -> None:
         self.ws = ws
-        self.pool = pool
         self.plan = plan
         self.panel = plan.panel
         self.rubric = plan.rubric
@@ -126,20 +117,49 @@ class _Run:
     # ------------------------------------------------------------------ labels
 
     def _label(
-        self, jp: JudgePlan, pair: Pair, content: str | None, refusal: str | None = None
+        self,
+        jp: JudgePlan,
+        pair: Pair,
+        content: str | None,
+        refusal: str | None = None,
+        *,
+        truncated: bool | None = None,
+        reply_bytes: int | None = None,
     ) -> LabelRecord:
+        """The label row of a reply. A reply cut at ``max_reply_bytes`` (``truncated``;
+        for a cache answer, as its stored record says) keeps its one bounded copy with
+        its call: the row gets the label parsed from that part, or reason
+        ``reply_too_large``, and the size in its note."""
+        if truncated is None:
+            cached = pair.cached or {}
+            truncated = bool(cached.get("truncated"))
+            size = cached.get("reply_bytes")
+            reply_bytes = size if isinstance(size, int) else None
         parsed = parse_judgment(self.rubric, content)
-        reason = parsed.reason
-        if parsed.label is None and reason == "empty" and refusal:
-            reason = "refusal"
+        reason, note = parsed.reason, parsed.detail
+        if parsed.label is None and reason is Reason.EMPTY and refusal:
+            reason, note = Reason.REFUSAL, refusal[:NOTE_CHARS]
+        if truncated:
+            size_text = f"{reply_bytes:,} bytes" if reply_bytes else "more than it read"
+            cut_note = (
+                f"reply of {size_text} cut to its first {self.panel.max_reply_bytes:,} bytes "
+                "(max_reply_bytes), kept with its call"
+            )
+            if parsed.label is None:
+                reason = Reason.REPLY_TOO_LARGE
+            note = cut_note
+        rationale = parsed.rationale
+        if rationale is not None and len(rationale) > RATIONALE_CHARS:
+            rationale = rationale[:RATIONALE_CHARS] + "…"
         return LabelRecord(
             case_id=pair.case.case_id,
             rater=jp.judge.name,
             rater_kind="judge",
             label=parsed.label,
-            reason=reason,
-            rationale=scrub(parsed.rationale, self.secrets),
-            raw=scrub(content, self.secrets),
+            reason=None if reason is None else reason.value,
+            rationale=scrub(rationale, self.secrets),
+            note=scrub(note, self.secrets),
+            raw=None if truncated else scrub(content, self.secrets),
             rubric_id=self.rubric.id,
             rubric_hash=self.rubric.content_hash,
             panel=self.panel.name,
@@ -197,14 +217,21 @@ class _Run:
             }
         record: LabelRecord | None = None
         if failure is None:
-            record = self._label(jp, pair, outcome.content, (response or {}).get("refusal"))
+            record = self._label(
+                jp,
+                pair,
+                outcome.content,
+                (response or {}).get("refusal"),
+                truncated=outcome.truncated,
+                reply_bytes=outcome.reply_bytes,
+            )
         elif not failure.fatal:
             record = LabelRecord(
                 case_id=pair.case.case_id,
                 rater=jp.judge.name,
                 rater_kind="judge",
                 label=None,
-                reason=failure.reason,
+                reason=failure.reason.value,
                 note=failure.message,
                 rubric_id=self.rubric.id,
                 rubric_hash=self.rubric.content_hash,
@@ -226,7 +253,7 @@ class _Run:
                 request=full_request(jp.settings, pair.messages),
                 response=response,
                 status="ok" if failure is None else "error",
-                error=None if failure is None else f"{failure.reason}: {failure.message}",
+                error=None if failure is None else json.dumps(failure.record()),
                 latency_ms=round(outcome.latency_ms, 3),
                 cost_usd=cost,
                 input_tokens=outcome.input_tokens,
@@ -255,19 +282,19 @@ class _Run:
         queue = list(reversed(jp.to_call))
         api_key = self.keys.get(jp.judge.name)
         timeout = self.panel.timeout_s
-        pool = self.pool if self.pool is not None and not jp.judge.offline else None
 
         def on_retry(failure: Failure, sleep: float) -> None:
             tally.retries += 1
 
         async def call(kwargs: dict[str, Any]) -> CallOutcome:
-            if pool is None:
-                return await call_model(
-                    self.panel, kwargs, api_key=api_key, secrets=self.secrets, on_retry=on_retry
-                )
-            outcome = await pool.call(jp.judge.name, kwargs)
-            tally.retries += max(0, outcome.attempts - 1)
-            return outcome
+            return await call_model(
+                self.panel,
+                kwargs,
+                api_key=api_key,
+                secrets=self.secrets,
+                on_retry=on_retry,
+                judge=jp.judge,
+            )
 
         async def worker() -> None:
             while queue and tally.error is None:
@@ -295,26 +322,6 @@ class _Run:
 
     async def run_calls(self) -> None:
         await asyncio.gather(*(self.run_judge(jp) for jp in self.plan.judges if jp.to_call))
-
-
-def pool_size(plan: RunPlan, workers: int | None) -> int:
-    """Worker processes for the plan's provider calls: ``workers`` if given (0: in
-    this process), else automatic: one per core (at most 4) for a run of at least
-    :data:`AUTO_WORKERS_MIN_CALLS` provider calls with at least
-    :data:`AUTO_WORKERS_MIN_IN_FLIGHT` of them in flight at once (summed per-judge
-    concurrency). Only then can litellm's CPU per call (several ms), not the
-    provider, set the pace; each worker starts litellm anew (a few seconds)."""
-    if workers is not None:
-        if workers < 0:
-            raise TiapError("--workers must not be negative")
-        return workers
-    remote = [jp for jp in plan.judges if jp.to_call and not jp.judge.offline]
-    calls = sum(len(jp.to_call) for jp in remote)
-    in_flight = sum(min(jp.judge.concurrency, len(jp.to_call)) for jp in remote)
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    if calls < AUTO_WORKERS_MIN_CALLS or in_flight < AUTO_WORKERS_MIN_IN_FLIGHT:
-        return 0
-    return min(cores, 4) if cores and cores >= 2 else 0
 
 
 def resolve_keys(plan: RunPlan) -> dict[str, str | None]:
@@ -353,32 +360,19 @@ async def execute(
     *,
     max_cost: float | None = None,
     reporter: Reporter | None = None,
-    workers: int | None = None,
-    pool: CallPool | None = None,
 ) -> RunSummary:
-    """Carry out a plan: cache answers first, then the calls: in ``workers``
-    processes when there are many (see :func:`pool_size`), or in a pool the caller
-    started (with the same panel and keys; it stays open)."""
+    """Carry out a plan: cache answers first, then the calls."""
     check_budget_prices(plan, max_cost)
     keys = resolve_keys(plan)
-    size = pool_size(plan, workers)
     reporter = reporter or _NoReporter()
     for jp in plan.judges:
         reporter.start(jp.judge.name, len(jp.pairs))
-    run = _Run(ws, plan, Budget(max_cost), reporter, keys, pool)
+    run = _Run(ws, plan, Budget(max_cost), reporter, keys)
     run.answer_from_cache()
-    needs_pool = any(jp.to_call and not jp.judge.offline for jp in plan.judges)
-    use_pool = pool is not None or bool(size and needs_pool)
-    in_process = any(jp.to_call and (jp.judge.offline or not use_pool) for jp in plan.judges)
-    with runtime.calls_in_flight(), contextlib.ExitStack() as stack:
-        if in_process:
-            stack.enter_context(litellm_session())
-        if pool is None and size and needs_pool:
-            from tiap.judge.workers import CallPool
-
-            async with CallPool(size, plan.panel, keys) as run.pool:
-                await run.run_calls()
-        else:
+    with runtime.calls_in_flight():
+        async with contextlib.AsyncExitStack() as stack:
+            if any(jp.to_call for jp in plan.judges):
+                await stack.enter_async_context(call_session())
             await run.run_calls()
     summary = RunSummary(
         panel=plan.panel.name,
@@ -402,7 +396,6 @@ def run_panel(
     max_cost: float | None = None,
     retry_failed: bool = False,
     reporter: Reporter | None = None,
-    workers: int | None = None,
     force: bool = False,
 ) -> RunSummary:
     """Plan and execute (the Python API of ``tiap judge run``), from synchronous
@@ -410,9 +403,7 @@ def run_panel(
     validation subset the scale gate must have passed, or ``force`` (recorded): see
     :func:`tiap.judge.plan.plan_run`."""
     plan = plan_run(ws, panel, rubric, subset=subset, retry_failed=retry_failed, force=force)
-    return run_on_workspace(
-        ws, lambda w: execute(w, plan, max_cost=max_cost, reporter=reporter, workers=workers)
-    )
+    return run_on_workspace(ws, lambda w: execute(w, plan, max_cost=max_cost, reporter=reporter))
 
 
 def run_on_workspace(ws: Workspace, main: Callable[[Workspace], Coroutine[Any, Any, T]]) -> T:

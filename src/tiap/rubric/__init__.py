@@ -3,11 +3,13 @@
 from tiap.rubric.loader import DEFAULT_RUBRIC, builtin_rubrics, load_rubric, parse_rubric
 from tiap.rubric.models import Rubric, RubricLabel
 from tiap.rubric.parse import ParsedJudgment, parse_judgment
+from tiap.rubric.reasons import Reason
 from tiap.rubric.render import fence, render_messages
 
 __all__ = [
     "DEFAULT_RUBRIC",
     "ParsedJudgment",
+    "Reason",
     "Rubric",
     "RubricLabel",
     "builtin_rubrics",
