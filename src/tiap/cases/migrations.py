@@ -188,3 +188,16 @@ def labels_settings_hash(conn: sqlite3.Connection) -> None:
 @migration(3, "labels(rater, rater_kind) index: one rater namespace, checked on every write")
 def labels_rater_kind_index(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX labels_rater_kind ON labels(rater, rater_kind)")
+
+
+@migration(4, "labels.reason: a code only, its detail in labels.note")
+def labels_reason_codes(conn: sqlite3.Connection) -> None:
+    # An earlier tiap wrote a judge's out-of-rubric label as one string,
+    # "label_outside_rubric: <label>"; the reason is now a closed set of codes and
+    # the label given is the row's note (judge rows had no note of their own).
+    conn.execute(
+        "UPDATE labels SET "
+        "note = COALESCE(note, trim(substr(reason, instr(reason, ':') + 1))), "
+        "reason = substr(reason, 1, instr(reason, ':') - 1) "
+        "WHERE rater_kind = 'judge' AND reason LIKE 'label_outside_rubric:%'"
+    )

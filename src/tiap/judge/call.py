@@ -30,7 +30,7 @@ from typing import Any
 
 from tiap.judge.failures import Failure, classify, retry_after_s
 from tiap.judge.panel import JudgeSpec, Panel, Route, judge_for
-from tiap.judge.pricing import Price, judge_price
+from tiap.judge.pricing import Price, cost_policy, judge_price
 from tiap.judge.routes import litellm_route, openai_http
 from tiap.judge.routes.litellm_route import (
     NO_LITELLM_CACHE,
@@ -83,20 +83,21 @@ def backoff_s(panel: Panel, attempt: int) -> float:
 
 
 @lru_cache(maxsize=256)
-def _price(model: str, cin: float | None, cout: float | None) -> Price | None:
-    return judge_price(
-        JudgeSpec(name="price", model=model, input_cost_per_mtok=cin, output_cost_per_mtok=cout)
-    )
+def _pricing(model: str, cin: float | None, cout: float | None) -> tuple[bool, Price | None]:
+    """(whether tiap gives litellm the judge's prices, the judge's price)."""
+    judge = JudgeSpec(name="price", model=model, input_cost_per_mtok=cin, output_cost_per_mtok=cout)
+    return bool(cost_policy(judge).litellm_kwargs), judge_price(judge)
 
 
 def _direct_cost(judge: JudgeSpec, reply: Reply) -> float | None:
-    """The direct route's cost: the provider's figure, else the judge's price
-    (panel, else litellm's table; looked up once per judge) times the tokens."""
-    if reply.cost_usd is not None:
+    """The direct route's cost, as litellm would figure it: the provider's stated
+    charge unless tiap sets the judge's prices, else the price (the panel's, else
+    litellm's table: looked up once per judge) times the tokens."""
+    priced, price = _pricing(judge.model, judge.input_cost_per_mtok, judge.output_cost_per_mtok)
+    if reply.cost_usd is not None and not priced:
         return reply.cost_usd
     usage = reply.record.get("usage") or {}
     pin, pout = usage.get("prompt_tokens"), usage.get("completion_tokens")
-    price = _price(judge.model, judge.input_cost_per_mtok, judge.output_cost_per_mtok)
     if price is None or not isinstance(pin, int) or not isinstance(pout, int):
         return None
     return price.cost(pin, pout)

@@ -173,10 +173,11 @@ def classify(exc: BaseException, secrets: Iterable[str] = ()) -> Failure:
         return Failure(Reason.TIMEOUT, True, False, 408, message)
     if any_of(types.content_policy):
         return Failure(Reason.CONTENT_FILTER, False, False, status, message)
+    # no HTTP status came with these (a status litellm gives them is its own)
     if any_of(types.connection):
-        return Failure(Reason.CONNECTION_ERROR, True, False, status, message)
+        return Failure(Reason.CONNECTION_ERROR, True, False, None, message)
     if any_of(types.malformed):
-        return Failure(Reason.SERVER_ERROR, True, False, status, message)
+        return Failure(Reason.SERVER_ERROR, True, False, None, message)
     if status in _BY_STATUS:
         reason, retryable, fatal = _BY_STATUS[status]
         return Failure(reason, retryable, fatal, status, message)

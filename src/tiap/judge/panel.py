@@ -115,8 +115,8 @@ class JudgeSpec(BaseModel):
     concurrency: int = Field(default=4, ge=1, le=MAX_CONCURRENCY, strict=True)
     response_format: ResponseFormat = "json_schema"
     route: RouteSetting = "auto"
-    input_cost_per_mtok: float | None = Field(default=None, ge=0, allow_inf_nan=False)
-    output_cost_per_mtok: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    input_cost_per_mtok: float | None = Field(default=None, ge=0, allow_inf_nan=False, strict=True)
+    output_cost_per_mtok: float | None = Field(default=None, ge=0, allow_inf_nan=False, strict=True)
     params: dict[str, Any] = Field(default_factory=dict)
     description: str = ""
 
@@ -182,19 +182,23 @@ class Panel(BaseModel):
 
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=80)
     description: str = ""
-    temperature: float = Field(default=0.0, ge=0, le=2, allow_inf_nan=False)
+    temperature: float = Field(default=0.0, ge=0, le=2, allow_inf_nan=False, strict=True)
     max_tokens: int = Field(default=400, ge=1, le=MAX_TOKENS, strict=True)
     #: the deadline of one attempt: connecting, sending, the reply's headers and body.
-    timeout_s: float = Field(default=60.0, gt=0, le=MAX_SECONDS, allow_inf_nan=False)
+    timeout_s: float = Field(default=60.0, gt=0, le=MAX_SECONDS, allow_inf_nan=False, strict=True)
     seed: int | None = Field(default=None, strict=True)
     #: attempts per call, the first included (retries = max_attempts - 1).
     max_attempts: int = Field(default=6, ge=1, le=MAX_ATTEMPTS, strict=True)
-    backoff_initial_s: float = Field(default=1.0, gt=0, le=MAX_SECONDS, allow_inf_nan=False)
+    backoff_initial_s: float = Field(
+        default=1.0, gt=0, le=MAX_SECONDS, allow_inf_nan=False, strict=True
+    )
     backoff_max_s: float = Field(
-        default=60.0, gt=0, le=MAX_SECONDS, allow_inf_nan=False, validate_default=True
+        default=60.0, gt=0, le=MAX_SECONDS, allow_inf_nan=False, strict=True, validate_default=True
     )
     #: the longest Retry-After honoured; a longer one is cut to this.
-    retry_after_max_s: float = Field(default=120.0, gt=0, le=MAX_SECONDS, allow_inf_nan=False)
+    retry_after_max_s: float = Field(
+        default=120.0, gt=0, le=MAX_SECONDS, allow_inf_nan=False, strict=True
+    )
     #: the longest reply kept (UTF-8 bytes of the judge's text); a longer one is cut.
     max_reply_bytes: int = Field(default=DEFAULT_REPLY_BYTES, ge=1, le=MAX_REPLY_BYTES, strict=True)
     judges: list[JudgeSpec] = Field(min_length=1)

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -59,8 +60,6 @@ _KEY_VARIABLES: dict[str, tuple[str, ...]] = {
 #: the providers whose calls litellm makes through the openai SDK (its JSON), not
 #: through its own HTTP handler (``json.dumps``); and whose base URL is then the SDK's.
 _SDK_PROVIDERS = frozenset({"openai"})
-#: providers whose reply carries their own cost figure (``usage.cost``).
-_REPORTED_COST = frozenset({"openrouter"})
 _MESSAGES = "\x00tiap-messages\x00"
 
 
@@ -282,8 +281,8 @@ def parse_completion(body: bytes, provider: str, headers: Any) -> tuple[dict[str
         if isinstance(error, dict):
             code = error.get("code")
             status = code if isinstance(code, int) and 400 <= code <= 599 else 502
-            message = error.get("message")
-            raise ProviderStatusError(status, f"HTTP {status}: {message}", headers)
+            detail = error.get("message")
+            raise ProviderStatusError(status, f"HTTP {status}: {detail}", headers)
         raise MalformedReply("the reply has no choices")
     choice = choices[0] if choices else None
     message: Any = None
@@ -358,8 +357,11 @@ async def attempt(
 
 
 def _reported_cost(usage: Any, provider: str) -> float | None:
-    """The provider's own figure for the call (OpenRouter's ``usage.cost``)."""
-    if provider not in _REPORTED_COST or not isinstance(usage, dict):
+    """The charge the provider states for the call (``usage.cost``: a number, or a
+    breakdown with ``total_cost``; OpenRouter's), read as litellm reads it."""
+    cost = usage.get("cost") if isinstance(usage, dict) else None
+    if isinstance(cost, dict):
+        cost = cost.get("total_cost")
+    if not isinstance(cost, int | float) or isinstance(cost, bool):
         return None
-    cost = usage.get("cost")
-    return float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None
+    return float(cost) if math.isfinite(cost) and cost >= 0 else None
