@@ -196,6 +196,7 @@ class HttpClients:
                 connector=aiohttp.TCPConnector(limit=0, limit_per_host=0),
                 headers=headers,
                 timeout=aiohttp.ClientTimeout(),  # tiap's deadline covers the attempt
+                cookie_jar=aiohttp.DummyCookieJar(),  # a provider's cookies are not kept
             )
             found = _Client(session, *_env_proxy(base))
             self._clients[(base, key)] = found
@@ -262,9 +263,16 @@ def _tokens(usage: Any, name: str) -> int:
     return 0
 
 
+#: finish reasons litellm keeps as they are (the others it maps: ``end_turn`` -> ``stop``).
+_OPENAI_FINISH_REASONS = frozenset({"stop", "length", "tool_calls", "content_filter"})
+
+
 def _finish_reason(value: Any) -> str:
+    """The finish reason as litellm reports it (none given: ``stop``)."""
     if not isinstance(value, str):
         return "stop"
+    if value in _OPENAI_FINISH_REASONS:
+        return value
     from litellm.litellm_core_utils.core_helpers import map_finish_reason
 
     return str(map_finish_reason(value))
