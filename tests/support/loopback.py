@@ -269,8 +269,12 @@ class LoopbackServer:
         host: str = "127.0.0.1",
         port: int = 0,
         key: Callable[[dict[str, Any]], str] = question_key,
+        record: bool = True,
     ) -> None:
         self.script = script or Script()
+        #: keep every request (its body and headers); else only count them.
+        self.record = record
+        self.served = 0
         self.delay_s = delay_s
         self.host = host
         self.port = port
@@ -300,11 +304,12 @@ class LoopbackServer:
     @property
     def count(self) -> int:
         with self._lock:
-            return len(self.requests)
+            return len(self.requests) if self.record else self.served
 
     def reset_log(self) -> None:
         with self._lock:
             self.requests.clear()
+            self.served = 0
             self.max_in_flight = self.in_flight
 
     async def _handle(self, request: Any) -> Any:
@@ -318,15 +323,17 @@ class LoopbackServer:
         key = self.key(body)
         with self._lock:
             seen = SeenRequest(
-                index=len(self.requests),
+                index=len(self.requests) if self.record else self.served,
                 key=key,
                 body=body,
                 authorization=request.headers.get("Authorization"),
                 time=time.monotonic(),
                 raw=raw,
-                headers=dict(request.headers),
+                headers=dict(request.headers) if self.record else {},
             )
-            self.requests.append(seen)
+            self.served += 1
+            if self.record:
+                self.requests.append(seen)
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
@@ -404,7 +411,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--label", default="supports", help="the label every reply carries")
     args = parser.parse_args(argv)
     server = LoopbackServer(
-        Script(default=label_reply(args.label)), delay_s=args.delay, port=args.port
+        Script(default=label_reply(args.label)), delay_s=args.delay, port=args.port, record=False
     )
     server.start()
     print(f"READY {server.url}", flush=True)
