@@ -26,8 +26,17 @@ store) of 60 memories each, then prints:
     report.json and report.md) divided by the time to only read the bundle;
     goal at most 3.
 
-Each time is the best of ``--repeat`` rounds (the timed steps of a ratio take
-turns within a round). The last line is one JSON object.
+tiap looks its int64 keys (id hashes, (query, id hash) pairs) up in a table
+of its own (:class:`tiap.rescore.ids.HashTable`, open addressing in numpy
+arrays). To keep what that table buys measured, every figure above is also
+given ``..._with_get_indexer`` and ``..._with_searchsorted``: the same steps
+with those lookups done by ``pandas.Index.get_indexer`` or by ``np.searchsorted``
+over the ``np.unique`` keys instead (:data:`VARIANTS`; same values, checked).
+``pandas_import_seconds`` is what the pandas variant would add to every
+``tiap rescore`` command, which does not import pandas otherwise.
+
+Each time is the best of ``--repeat`` rounds (the timed steps of a ratio, and
+their variants, take turns within a round). The last line is one JSON object.
 Usage: ``python benchmarks/rescore.py [--queries 2000] [--repeat 7] [--keep DIR]``.
 """
 
@@ -36,17 +45,23 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import subprocess
+import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from typing import Any, TypeVar
+from unittest import mock
 
 import numpy as np
 
+from tiap.rescore import ids, lineage
 from tiap.rescore.api import rescore_bundle, write_outputs
+from tiap.rescore.index import TargetIndex
 from tiap.rescore.metrics import Measure, parse_measures
 from tiap.rescore.scores import score_rankings, score_runs
-from tiap.rescore.targets import target_sets
 from tiap.runtime import tuned
 from tiap.traces.bundle import Bundle, read_bundle, write_bundle
 from tiap.traces.models import BundleConfig, Memory, Query, RunConfig, RunEntry, Source
@@ -172,6 +187,102 @@ def build_bundle(n_queries: int, seed: int = 7) -> Bundle:
     )
 
 
+class GetIndexerTable:
+    """:class:`tiap.rescore.ids.HashTable`'s interface on ``pandas.Index.get_indexer``."""
+
+    def __init__(self, index: Any) -> None:
+        self._index = index
+
+    @classmethod
+    def of_distinct(cls, keys: np.ndarray) -> GetIndexerTable | None:
+        import pandas as pd
+
+        index = pd.Index(np.asarray(keys, dtype=np.int64))
+        return cls(index) if index.is_unique else None
+
+    def _find(self, values: np.ndarray) -> np.ndarray:
+        flat = np.asarray(values, dtype=np.int64).reshape(-1)
+        return np.asarray(self._index.get_indexer(flat), dtype=np.int64)
+
+    def lookup(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        found = self._find(values)
+        index = np.flatnonzero(found >= 0)
+        return index, found[index]
+
+    def absent(self, values: np.ndarray) -> np.ndarray:
+        return np.flatnonzero(self._find(values) < 0)
+
+
+class SearchSortedTable:
+    """:class:`tiap.rescore.ids.HashTable`'s interface on ``np.searchsorted`` over the
+    ``np.unique`` keys."""
+
+    def __init__(self, keys: np.ndarray, where: np.ndarray) -> None:
+        self._keys = keys
+        self._where = where
+
+    @classmethod
+    def of_distinct(cls, keys: np.ndarray) -> SearchSortedTable | None:
+        keys = np.asarray(keys, dtype=np.int64)
+        distinct, where = np.unique(keys, return_index=True)
+        return cls(distinct, where) if distinct.size == keys.size else None
+
+    def _find(self, values: np.ndarray) -> np.ndarray:
+        flat = np.asarray(values, dtype=np.int64).reshape(-1)
+        if not self._keys.size:
+            return np.full(flat.size, -1, dtype=np.int64)
+        at = np.minimum(np.searchsorted(self._keys, flat), self._keys.size - 1)
+        return np.where(self._keys[at] == flat, self._where[at], -1)
+
+    def lookup(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        found = self._find(values)
+        index = np.flatnonzero(found >= 0)
+        return index, found[index]
+
+    def absent(self, values: np.ndarray) -> np.ndarray:
+        return np.flatnonzero(self._find(values) < 0)
+
+
+#: Suffix of a figure's key -> the table its lookups go through (``""``: tiap's own).
+VARIANTS: dict[str, type | None] = {
+    "": None,
+    "_with_get_indexer": GetIndexerTable,
+    "_with_searchsorted": SearchSortedTable,
+}
+
+T = TypeVar("T")
+
+
+@contextmanager
+def lookups_through(table: type | None) -> Iterator[None]:
+    """tiap's key lookups go through ``table`` while the block runs (in every tiap module
+    that uses :class:`tiap.rescore.ids.HashTable`); ``None`` changes nothing."""
+    if table is None:
+        yield
+        return
+    users = [
+        module
+        for name, module in sorted(sys.modules.items())
+        if name.startswith("tiap.") and getattr(module, "HashTable", None) is ids.HashTable
+    ]
+    if lineage not in users:
+        raise RuntimeError("tiap.rescore.lineage no longer uses HashTable: update the benchmark")
+    with ExitStack() as stack:
+        for module in users:
+            stack.enter_context(mock.patch.object(module, "HashTable", table))
+        yield
+
+
+def variant(fn: Callable[[], T], table: type | None) -> Callable[[], T]:
+    """``fn`` run with its lookups through ``table``."""
+
+    def run() -> T:
+        with lookups_through(table):
+            return fn()
+
+    return run
+
+
 def best_times(fns: list[Callable[[], object]], repeat: int) -> list[float]:
     """Best time of each function over ``repeat`` rounds; the functions take turns within a
     round, so that a change in the machine's load affects them alike."""
@@ -199,11 +310,12 @@ def natural_inputs(bundle: Bundle) -> tuple[dict, dict]:
     an empty target left out, as a qrels file has them) and runs ``run -> query_id ->
     ranked memory ids``: the information both tools start from."""
     qrels: dict[str, dict[str, dict[str, set[str]]]] = {}
+    index = TargetIndex(bundle)
     for store in bundle.stores:
-        reference = target_sets(bundle, store)
+        sets = index.store(store)
         qrels[store] = {
-            t: {q: set(members) for q, members in per_query.items() if members}
-            for t, per_query in reference.items()
+            t: {q: set(members) for q, members in sets.as_sets(t).items() if members}
+            for t in index.targets
         }
     runs: dict[str, dict[str, dict[str, list[str]]]] = {}
     for run in bundle.runs:
@@ -265,41 +377,64 @@ def max_difference(tiap: dict, trec: dict) -> float:
 
 
 def time_metrics(root: Path, repeat: int) -> dict[str, float]:
-    """(a): tiap and pytrec_eval from the same qrels and runs; tiap from the bundle."""
+    """(a): tiap and pytrec_eval from the same qrels and runs; tiap from the bundle; each
+    tiap step with every lookup variant."""
     loaded = read_bundle(root)
     sizes = {s: len(m) for s, m in loaded.stores.items()}
     print(f"queries {len(loaded.queries)}, runs {len(loaded.runs)}, store sizes {sizes}")
     measures60 = parse_measures(None, (DEPTH,))
     qrels, runs = natural_inputs(loaded)
     trec_qrels, trec_runs = pytrec_eval_form(qrels, runs)
-    t_trec, t_tiap, t_tiap_bundle = best_times(
-        [
-            lambda: pytrec_eval_scores(trec_qrels, trec_runs),
-            lambda: tiap_scores(qrels, runs, measures60),
-            lambda: score_runs(loaded, measures60),
-        ],
-        repeat,
-    )
-    worst = max_difference(
-        tiap_scores(qrels, runs, measures60), pytrec_eval_scores(trec_qrels, trec_runs)
-    )
-    print(
-        f"(a) tiap measures {t_tiap:.3f}s (from the loaded bundle, lineage join included: "
-        f"{t_tiap_bundle:.3f}s), pytrec_eval {t_trec:.3f}s; largest difference {worst:.1e}"
-    )
-    return {"tiap": t_tiap, "tiap_bundle": t_tiap_bundle, "trec": t_trec, "worst": worst}
+
+    def tiap() -> dict:
+        return tiap_scores(qrels, runs, measures60)
+
+    def tiap_bundle() -> object:
+        return score_runs(loaded, measures60)
+
+    steps: dict[str, Callable[[], object]] = {
+        "trec": lambda: pytrec_eval_scores(trec_qrels, trec_runs)
+    }
+    for suffix, table in VARIANTS.items():
+        steps[f"tiap{suffix}"] = variant(tiap, table)
+        steps[f"tiap_bundle{suffix}"] = variant(tiap_bundle, table)
+    times = dict(zip(steps, best_times(list(steps.values()), repeat), strict=True))
+    reference = pytrec_eval_scores(trec_qrels, trec_runs)
+    worst = max(max_difference(variant(tiap, table)(), reference) for table in VARIANTS.values())
+    for suffix in VARIANTS:
+        print(
+            f"(a{suffix or ' tiap'}) measures {times[f'tiap{suffix}']:.3f}s, from the loaded "
+            f"bundle (lineage join included) {times[f'tiap_bundle{suffix}']:.3f}s"
+        )
+    print(f"(a) pytrec_eval {times['trec']:.3f}s; largest difference {worst:.1e}")
+    return {**times, "worst": worst}
 
 
 def time_rescore(root: Path, out: Path, repeat: int) -> dict[str, float]:
     """(b): the full rescore and the read alone, as the command runs them (nothing else
-    held in memory)."""
+    held in memory); the rescore with every lookup variant."""
 
     def full() -> None:
         write_outputs(rescore_bundle(read_bundle(root)), out)
 
-    t_load, t_full = best_times([lambda: read_bundle(root), full], repeat)
-    print(f"(b) full rescore {t_full:.3f}s, load only {t_load:.3f}s")
-    return {"load": t_load, "full": t_full}
+    steps: dict[str, Callable[[], object]] = {"load": lambda: read_bundle(root)}
+    for suffix, table in VARIANTS.items():
+        steps[f"full{suffix}"] = variant(full, table)
+    times = dict(zip(steps, best_times(list(steps.values()), repeat), strict=True))
+    for suffix in VARIANTS:
+        print(f"(b{suffix or ' tiap'}) full rescore {times[f'full{suffix}']:.3f}s")
+    print(f"(b) load only {times['load']:.3f}s")
+    return times
+
+
+def pandas_import_seconds(repeat: int) -> float:
+    """What importing pandas adds to a fresh interpreter that has numpy (best of rounds)."""
+
+    def fresh(code: str) -> Callable[[], object]:
+        return lambda: subprocess.run([sys.executable, "-c", code], check=True)
+
+    t_numpy, t_pandas = best_times([fresh("import numpy"), fresh("import numpy, pandas")], repeat)
+    return t_pandas - t_numpy
 
 
 def main() -> None:
@@ -317,23 +452,27 @@ def main() -> None:
         a = time_metrics(root, args.repeat)
         gc.collect()
         b = time_rescore(root, Path(tmp) / "out", args.repeat)
-    print(
-        json.dumps(
-            {
-                "metrics_time_ratio_vs_pytrec_eval": round(a["tiap"] / a["trec"], 4),
-                "full_rescore_ratio_vs_load": round(b["full"] / b["load"], 4),
-                "metrics_from_bundle_ratio_vs_pytrec_eval": round(a["tiap_bundle"] / a["trec"], 4),
-                "max_abs_difference_vs_pytrec_eval": a["worst"],
-                "seconds": {
-                    "tiap_measures": round(a["tiap"], 4),
-                    "tiap_measures_from_bundle": round(a["tiap_bundle"], 4),
-                    "pytrec_eval": round(a["trec"], 4),
-                    "full_rescore": round(b["full"], 4),
-                    "load": round(b["load"], 4),
-                },
-            }
+        t_pandas = pandas_import_seconds(args.repeat)
+    figures: dict[str, object] = {}
+    for suffix in VARIANTS:
+        figures[f"metrics_time_ratio_vs_pytrec_eval{suffix}"] = round(
+            a[f"tiap{suffix}"] / a["trec"], 4
         )
-    )
+    for suffix in VARIANTS:
+        figures[f"full_rescore_ratio_vs_load{suffix}"] = round(b[f"full{suffix}"] / b["load"], 4)
+    for suffix in VARIANTS:
+        figures[f"metrics_from_bundle_ratio_vs_pytrec_eval{suffix}"] = round(
+            a[f"tiap_bundle{suffix}"] / a["trec"], 4
+        )
+    figures["max_abs_difference_vs_pytrec_eval"] = a["worst"]
+    figures["pandas_import_seconds"] = round(t_pandas, 4)
+    seconds = {"pytrec_eval": a["trec"], "load": b["load"]}
+    for suffix in VARIANTS:
+        seconds[f"tiap_measures{suffix}"] = a[f"tiap{suffix}"]
+        seconds[f"tiap_measures_from_bundle{suffix}"] = a[f"tiap_bundle{suffix}"]
+        seconds[f"full_rescore{suffix}"] = b[f"full{suffix}"]
+    figures["seconds"] = {k: round(v, 4) for k, v in seconds.items()}
+    print(json.dumps(figures))
 
 
 if __name__ == "__main__":

@@ -64,3 +64,22 @@ def sample_bundle_dir() -> Path:
     from tiap.traces.samples import sample_bundle_path
 
     return sample_bundle_path()
+
+
+@pytest.fixture(scope="session")
+def raw_bundles(shared_data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """LoCoMo and LongMemEval (oracle) built with ``tiap traces build -s raw`` from the
+    shared data, once per session: ``{"locomo": DIR, "longmemeval": DIR}``."""
+    from support.lmeb import build_bundle
+
+    out = tmp_path_factory.mktemp("raw-bundles")
+    return {
+        "locomo": build_bundle(
+            "locomo", shared_data_dir / "locomo" / "locomo10.json", out / "locomo"
+        ),
+        "longmemeval": build_bundle(
+            "longmemeval",
+            shared_data_dir / "longmemeval" / "longmemeval_oracle.reconstructed.json",
+            out / "longmemeval",
+        ),
+    }

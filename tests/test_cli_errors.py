@@ -4,6 +4,7 @@ stderr and exits 2, never a traceback."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -59,6 +60,24 @@ def test_bad_bundle_is_one_line_with_file_and_line(tmp_path: Path) -> None:
     line = assert_one_line_error(proc, f"{root / 'queries.jsonl'}:2: malformed JSON")
     assert proc.stdout == ""
     assert line
+
+
+def test_error_quoting_file_content_is_inert(tmp_path: Path) -> None:
+    """A message that quotes a file's content shows its controls as placeholders:
+    no escape sequence of the data reaches the terminal through an error."""
+    root = broken_bundle(tmp_path / "b")
+    (root / "queries.jsonl").write_text(
+        '{"query_id": "q1", "question": "?", "evidence": ["s1"]}\n', encoding="utf-8"
+    )
+    (root / "runs").mkdir()
+    hostile = "m\\u001b]0;PWNED\\u0007\\u001b[31m\\u009b2J\\u202e"
+    (root / "runs" / "r.jsonl").write_text(
+        '{"query_id": "q1", "ranking": ["' + hostile + '"]}\n', encoding="utf-8"
+    )
+    proc = run_tiap("cases", "extract", str(root), "--db", "w.sqlite", cwd=tmp_path)
+    line = assert_one_line_error(proc, "unknown memory id 'm␛]0;PWNED␇␛[31m\\x9b2J\\u202e'")
+    assert line.endswith("in ranking of query 'q1' (not in store 's')")
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e]", proc.stderr)
 
 
 def test_missing_inputs(tmp_path: Path) -> None:

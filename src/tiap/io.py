@@ -8,12 +8,15 @@ Writers are deterministic: the same models give the same bytes.
 from __future__ import annotations
 
 import json
+import math
+import os
 import re
+import stat
 import tomllib
 from collections.abc import Iterable, Iterator
 from importlib import resources
 from pathlib import Path
-from typing import BinaryIO, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -22,34 +25,102 @@ from tiap.errors import InputError, TiapError
 M = TypeVar("M", bound=BaseModel)
 
 
+#: the UTF-8 byte order mark, accepted (and dropped) at the start of every text input.
+BOM = b"\xef\xbb\xbf"
+
+
 def open_input(path: str | Path, *, what: str = "file") -> BinaryIO:
-    """Open an input file for binary reading; a missing or unreadable file is an
-    :class:`InputError` naming it (``what`` names the kind of file)."""
+    """Open an input file for binary reading; a missing or unreadable file, a
+    directory or a device is an :class:`InputError` naming it (``what`` names the
+    kind of file). Pipes are read like files."""
     p = Path(path)
     try:
-        return p.open("rb")
+        fh = p.open("rb")
     except FileNotFoundError:
         raise InputError(p, f"{what} not found") from None
+    except IsADirectoryError:
+        raise InputError(p, f"cannot read {what} (it is a directory)") from None
     except OSError as exc:
-        raise InputError(p, f"cannot read {what} ({exc.strerror})") from None
+        raise InputError(p, f"cannot read {what} ({exc.strerror or exc})") from None
+    try:
+        mode = os.fstat(fh.fileno()).st_mode
+    except OSError as exc:  # pragma: no cover - fstat of an open file does not fail in practice
+        fh.close()
+        raise InputError(p, f"cannot read {what} ({exc.strerror or exc})") from None
+    if stat.S_ISDIR(mode):
+        fh.close()
+        raise InputError(p, f"cannot read {what} (it is a directory)")
+    if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+        fh.close()
+        raise InputError(p, f"cannot read {what} (a device or socket, not a regular file)")
+    return fh
 
 
-def read_text_input(path: str | Path, *, what: str = "file") -> str:
-    """The whole of a UTF-8 input file; missing, unreadable or non-UTF-8 files are
-    an :class:`InputError` naming it."""
-    with open_input(path, what=what) as fh:
-        data = fh.read()
+def decode_utf8(data: bytes, path: str | Path, *, what: str = "file") -> str:
+    """A whole input file's bytes as text, a leading byte order mark dropped; bytes
+    that are not UTF-8 are an :class:`InputError` naming the file and their line
+    (``FILE: file is not UTF-8 text at line 3 (invalid start byte)``)."""
+    if data.startswith(BOM):
+        data = data[len(BOM) :]
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InputError(Path(path), f"{what} is not UTF-8 text ({exc.reason})") from None
+        line = 1 + data.count(b"\n", 0, exc.start)
+        raise InputError(
+            Path(path), f"{what} is not UTF-8 text at line {line} ({exc.reason})"
+        ) from None
+
+
+def read_text_input(path: str | Path, *, what: str = "file") -> str:
+    """The whole of a UTF-8 input file (a leading byte order mark dropped); missing,
+    unreadable or non-UTF-8 files are an :class:`InputError` naming it (and the
+    line of the first byte that is not UTF-8)."""
+    with open_input(path, what=what) as fh:
+        data = fh.read()
+    return decode_utf8(data, path, what=what)
+
+
+def text_lines(text: str) -> Iterator[tuple[int, str]]:
+    """``(line_number, line)`` of a text input, split at ``\\n`` only (a trailing
+    ``\\r`` dropped), so line numbers are an editor's: other characters that
+    :meth:`str.splitlines` breaks at (form feed, U+2028, ...) stay in the line."""
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        yield lineno, line.removesuffix("\r")
+
+
+def parse_json_line(raw: str, path: str | Path, line: int | None) -> Any:
+    """One JSON value read from ``path`` at ``line``: malformed JSON, nesting deeper
+    than the parser allows, or NaN/Infinity (not JSON) are an :class:`InputError`."""
+    try:
+        return json.loads(raw, parse_constant=_no_constant, parse_float=_finite_float)
+    except json.JSONDecodeError as exc:
+        raise InputError(Path(path), f"malformed JSON ({exc.msg})", line) from None
+    except RecursionError:
+        raise InputError(Path(path), "malformed JSON (nested too deeply)", line) from None
+    except _NotJson as exc:
+        raise InputError(Path(path), str(exc), line) from None
+
+
+class _NotJson(ValueError):
+    pass
+
+
+def _no_constant(name: str) -> Any:
+    raise _NotJson(f"malformed JSON ({name} is not a JSON value)")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _NotJson(f"number {text[:40]} is out of range (not a finite number)")
+    return value
 
 
 def describe_validation_error(exc: ValidationError) -> str:
     """One short sentence for the first problem pydantic found."""
     err = exc.errors(include_url=False)[0]
     loc = ".".join(str(p) for p in err.get("loc", ()))
-    msg = err.get("msg", "invalid value")
+    msg = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
     if err.get("type") == "json_invalid":
         return f"malformed JSON ({err.get('ctx', {}).get('error', msg)})"
     if err.get("type") == "missing":
@@ -76,14 +147,22 @@ def describe_toml_error(exc: ValueError) -> tuple[str, int | None]:
     return msg, line
 
 
-def parse_toml(text: str, origin: str | Path, model: type[M], *, what: str | None = None) -> M:
-    """TOML text validated with ``model``; errors name ``origin`` (and the TOML line
-    when known). ``what`` names the kind of file in validation errors ("invalid panel: ...")."""
+def load_toml(text: str, origin: str | Path) -> dict[str, Any]:
+    """TOML text as data; a malformed file is an error naming ``origin`` (and the
+    TOML line when known)."""
     try:
-        data = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         msg, line = describe_toml_error(exc)
         raise InputError(origin, f"malformed TOML ({msg})", line) from None
+    except RecursionError:
+        raise InputError(origin, "malformed TOML (nested too deeply)") from None
+
+
+def parse_toml(text: str, origin: str | Path, model: type[M], *, what: str | None = None) -> M:
+    """TOML text validated with ``model``; errors name ``origin`` (and the TOML line
+    when known). ``what`` names the kind of file in validation errors ("invalid panel: ...")."""
+    data = load_toml(text, origin)
     try:
         return model.model_validate(data)
     except ValidationError as exc:
@@ -120,18 +199,32 @@ def load_builtin_or_file(
 
 
 def iter_jsonl(path: str | Path, model: type[M]) -> Iterator[tuple[int, M]]:
-    """Yield ``(line_number, record)`` for each non-blank line of ``path``."""
+    """Yield ``(line_number, record)`` for each non-blank line of ``path`` (a byte
+    order mark at its start is dropped)."""
     p = Path(path)
     with open_input(p) as fh:
         for lineno, raw in enumerate(fh, start=1):
+            if lineno == 1 and raw.startswith(BOM):
+                raw = raw[len(BOM) :]
             if not raw.strip():
                 continue
             try:
                 yield lineno, model.model_validate_json(raw)
             except ValidationError as exc:
-                if raw.lstrip()[:1] != b"{" and exc.errors()[0].get("type") != "json_invalid":
-                    raise InputError(p, "expected a JSON object on each line", lineno) from None
-                raise InputError(p, describe_validation_error(exc), lineno) from None
+                raise InputError(p, _jsonl_problem(raw, exc), lineno) from None
+
+
+def _jsonl_problem(raw: bytes, exc: ValidationError) -> str:
+    """What is wrong with one line of a JSON Lines file."""
+    invalid_json = exc.errors()[0].get("type") == "json_invalid"
+    if invalid_json:
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as err:
+            return f"not UTF-8 text ({err.reason})"
+    if raw.lstrip()[:1] != b"{" and not invalid_json:
+        return "expected a JSON object on each line"
+    return describe_validation_error(exc)
 
 
 def read_jsonl(path: str | Path, model: type[M]) -> list[M]:

@@ -130,3 +130,42 @@ def count_label_rows(path: Path) -> int:
         return int(conn.execute("SELECT COUNT(*) FROM labels").fetchone()[0])
     finally:
         conn.close()
+
+
+#: escape sequences a terminal obeys: window title, colour, clipboard, cursor moves
+#: and line erase, a bidi override; and Rich/Textual markup
+HOSTILE_MEMORY = (
+    "Caroline \x1b]0;PWNED\x07went to a \x1b[31mred\x1b[0m group "
+    "\x1b]52;c;UFdORUQ=\x1b\\on \x1b[3;2H\x1b[2Kthe 7th [bold]x[/bold] \u202eevil\u202c."
+)
+HOSTILE = {
+    "memory_text": HOSTILE_MEMORY,
+    "question": "What did \x1b]2;TITLE\x1b\\Caroline \x1b[1;32mdo\x1b[0m [/oops]?",
+    "category": "temporal\x1b[7m",
+    "memory_id": "fact-\x1b]0;ID\x07",
+}
+HOSTILE_SPEAKER = "Caro\x1b[5mline"
+
+
+def hostile_case(i: int, *, shown: bool = False) -> Case:
+    """A case whose memory text, question, category, memory id and speaker carry
+    escape sequences and markup; ``shown``: its twin with each of those texts as
+    :func:`tiap.text.inert` shows it (plain text, the same on screen)."""
+    from tiap.text import inert
+
+    def f(text: str) -> str:
+        return inert(text) if shown else text
+
+    case = make_case(i)
+    evidence = case.evidence[0].model_copy(update={"speaker": f(HOSTILE_SPEAKER)})
+    fields = {name: f(text) for name, text in HOSTILE.items()}
+    return case.model_copy(update={**fields, "evidence": [evidence]})
+
+
+def hostile_workspace(path: Path, n: int = 2, *, shown: bool = False) -> Path:
+    """``n`` hostile cases (or their ``shown`` twins) in subset 'val'."""
+    cases = [hostile_case(i, shown=shown) for i in range(n)]
+    with Workspace(path) as ws:
+        ws.add_cases(cases)
+        ws.save_subset("val", [c.case_id for c in cases])
+    return path

@@ -406,3 +406,44 @@ def test_pull_refuses_an_annotator_named_like_a_judge(tmp_path: Path, rubric, ti
         assert res.raters == {"ann": 1}
         assert ws.raters("human") == ["ann"]
         assert ws.raters("judge") == ["gpt-judge"]
+
+
+def test_qrels_pairs_round_trip_like_contested_credits(tmp_path: Path, title: str) -> None:
+    """Push qrels pairs with the qrels rubric, annotate the document, pull the labels."""
+    from support.qrels_cases import qrels_case
+    from tiap.rubric import load_rubric
+
+    qrels = load_rubric("qrels-relevance")
+    cases = [qrels_case(i, grade=1 if i % 2 else 2) for i in range(3)]
+    with Workspace(tmp_path / "q.sqlite") as ws:
+        ws.add_cases(cases)
+        ws.save_subset("val", [c.case_id for c in cases], params={"kind": "validation"})
+        admin = connect(URL, api_key=ADMIN_TOKEN)
+        pushed = push(ws, admin, qrels, title=title, subset="val")
+        assert (pushed.created, pushed.tasks_added) == (True, 3)
+        tasks = {t.data["case_id"]: t for t in admin.client.tasks.list(project=pushed.project_id)}
+        assert set(tasks) == {c.case_id for c in cases}
+        data = tasks[cases[0].case_id].data
+        assert (data["query"], data["title"], data["document"]) == (
+            cases[0].question,
+            cases[0].title,
+            cases[0].memory_text,
+        )
+        assert "grade" not in data  # annotators stay blind to the annotation
+        choice = [
+            {
+                "from_name": "label",
+                "to_name": "document",
+                "type": "choices",
+                "value": {"choices": ["not_relevant"]},
+            }
+        ]
+        admin.client.annotations.create(id=tasks[cases[0].case_id].id, result=choice)
+        res = pull(ws, admin, qrels, title=title, subset="val")
+        assert res.labels_added == 1
+        (rec,) = ws.latest_labels(rater_kind="human")
+        assert (rec.case_id, rec.label, rec.rubric_id) == (
+            cases[0].case_id,
+            "not_relevant",
+            "qrels-relevance",
+        )

@@ -1,4 +1,6 @@
-"""The real terminal app in tmux: label, SIGKILL it, find every confirmed label, resume."""
+"""The real terminal app in tmux: label, SIGKILL it, find every confirmed label, resume;
+text from data reaches the terminal inert (no title, colour, clipboard or cursor
+move of its own)."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from annotate_support import make_workspace
+from annotate_support import hostile_workspace, make_workspace
 
 from tiap.cases.workspace import Workspace
 
@@ -44,8 +46,21 @@ class Tmux:
             "exec " + shlex.join(command),
         )  # fmt: skip
 
-    def screen(self) -> str:
-        return self.run("capture-pane", "-p", "-t", "annotate")
+    def screen(self, *, escapes: bool = False) -> str:
+        """The pane's text; ``escapes``: with the escape sequences of its cells' styles."""
+        return self.run("capture-pane", *(["-e"] if escapes else []), "-p", "-t", "annotate")
+
+    def settled(self, timeout: float = 30.0) -> str:
+        """The screen (with styles) once two captures 0.3 s apart are the same."""
+        deadline = time.monotonic() + timeout
+        last = self.screen(escapes=True)
+        while time.monotonic() < deadline:
+            time.sleep(0.3)
+            now = self.screen(escapes=True)
+            if now == last:
+                return now
+            last = now
+        pytest.fail(f"the screen kept changing; last screen:\n{last}")
 
     def wait_for(self, text: str, timeout: float = 60.0) -> str:
         deadline = time.monotonic() + timeout
@@ -121,3 +136,43 @@ def test_sigkill_loses_no_confirmed_label_and_restart_resumes(tmp_path: Path, tm
         time.sleep(0.1)
     else:
         pytest.fail("the app did not quit on 'q'")
+
+
+def _show_case(db: Path) -> tuple[str, str, str, str]:
+    """Start the app on ``db`` in a tmux server of its own; (pane title, screen,
+    screen with styles, paste buffers) once the first case is on screen."""
+    tmux = Tmux()
+    command = [*_tiap_command(), "annotate", "tui", "--db", str(db), "--rater", "alice"]
+    try:
+        tmux.run("new-session", "-d", "-s", "idle")
+        # let applications set tmux's clipboard (OSC 52 then creates a paste buffer)
+        tmux.run("set-option", "-g", "set-clipboard", "on")
+        tmux.start([*command, "--subset", "val"])
+        tmux.wait_for("case 1/2 · done 0/2")
+        styled = tmux.settled()
+        title = tmux.run("display-message", "-p", "-t", "annotate", "#{pane_title}").strip()
+        return title, tmux.screen(), styled, tmux.run("list-buffers")
+    finally:
+        tmux.kill_server()
+
+
+def test_hostile_text_does_not_drive_the_terminal(tmp_path: Path, tmux: Tmux) -> None:
+    """A case whose texts carry a window-title, colour, clipboard and cursor-move
+    sequence shows exactly as its twin whose texts are the placeholders: the same
+    characters, the same styles, the same title, no clipboard write. (Each run has
+    a tmux server of its own; the ``tmux`` fixture skips when tmux is missing.)"""
+    hostile = hostile_workspace(tmp_path / "hostile.sqlite")
+    shown = hostile_workspace(tmp_path / "shown.sqlite", shown=True)
+    plain = _show_case(shown)
+    title, screen, styled, buffers = _show_case(hostile)
+
+    assert "PWNED" not in title
+    assert "TITLE" not in title
+    assert title == plain[0]
+    assert buffers == ""  # OSC 52 wrote no clipboard
+    for placeholder in ("␛]0;PWNED␇went", "␛[31mred␛[0m", "␛]52;c;UFdORUQ=␛\\on"):
+        assert placeholder in screen
+    assert "␛[3;2H␛[2Kthe" in screen
+    assert "\\u202eevil\\u202c." in screen
+    assert screen == plain[1]  # the stored text with placeholders, nothing moved
+    assert styled == plain[2]  # no style but the app's own

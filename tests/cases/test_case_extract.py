@@ -8,9 +8,19 @@ from pathlib import Path
 
 import pytest
 
-from tiap.cases.extract import case_id_for, extract_cases, find_contested, first_ranks
+from bundle_support import random_bundle
+from target_oracle import contested, first_ranks
+from tiap.cases.extract import (
+    PAPER_RULE,
+    ContestedRule,
+    case_id_for,
+    extract_cases,
+    find_contested,
+)
 from tiap.cases.workspace import Workspace
 from tiap.errors import TiapError
+from tiap.rescore.index import TargetIndex
+from tiap.rescore.targets import TARGETS, Target, register_target
 from tiap.traces import (
     Bundle,
     BundleConfig,
@@ -101,9 +111,31 @@ def hand_bundle() -> Bundle:
     return bundle
 
 
+def _index_ranks(bundle: Bundle, run: str, query_id: str) -> dict[str, int]:
+    """``memory_id -> rank`` of one ranking as the index reads it."""
+    ranks = TargetIndex(bundle).run(run)
+    q = ranks.query_ids.index(query_id)
+    return {m: ranks.ranking(q).index(m) + 1 for m in ranks.ranking(q)}
+
+
 def test_first_ranks_close_up_over_repeats() -> None:
-    assert first_ranks(["a", "b", "a", "c", "b", "d"]) == {"a": 1, "b": 2, "c": 3, "d": 4}
-    assert first_ranks([]) == {}
+    bundle = hand_bundle()
+    bundle.runs["B"] = [
+        RunEntry(query_id="q1", ranking=["r1", "f1a", "r1", "d01", "f1a", "d02"]),
+        RunEntry(query_id="q2", ranking=[]),
+    ]
+    expected = {"r1": 1, "f1a": 2, "d01": 3, "d02": 4}
+    assert first_ranks(["r1", "f1a", "r1", "d01", "f1a", "d02"]) == expected  # the oracle
+    assert _index_ranks(bundle, "B", "q1") == expected
+    assert _index_ranks(bundle, "B", "q2") == {}
+    assert _index_ranks(bundle, "B", "q3") == {}  # no ranking at all
+    ranks = TargetIndex(bundle).run("B")
+    assert ranks.memory_at(0, 2) == "f1a"
+    assert ranks.first_rank("canonical").tolist()[:2] == [2, 0]
+    assert ranks.first_rank("raw").tolist()[:2] == [1, 0]
+    assert ranks.hit("raw", 1).tolist()[:2] == [True, False]
+    with pytest.raises(TiapError, match="has no rank 5"):
+        ranks.memory_at(0, 5)
 
 
 def test_case_id_is_a_hash_of_dataset_run_query_memory() -> None:
@@ -200,6 +232,56 @@ def test_bad_arguments() -> None:
         find_contested(hand_bundle(), runs=["Z"])
     with pytest.raises(TiapError, match="k must be at least 1"):
         find_contested(hand_bundle(), k=0)
+    with pytest.raises(TiapError, match="unknown target 'nope'"):
+        find_contested(hand_bundle(), rule=ContestedRule(("nope",), ("source",), "source"))
+    with pytest.raises(TiapError, match="must be one of the crediting targets"):
+        ContestedRule(("raw",), ("source",), "canonical")
+    with pytest.raises(TiapError, match="cannot both miss and credit"):
+        ContestedRule(("raw",), ("raw", "source"), "source")
+    with pytest.raises(TiapError, match="needs a target that misses and one that credits"):
+        ContestedRule((), ("source",), "source")
+
+
+def test_the_paper_rule_is_over_named_targets() -> None:
+    assert PAPER_RULE.missed == ("raw",)
+    assert PAPER_RULE.credited == ("source", "canonical")
+    assert PAPER_RULE.credit_from == "canonical"
+    assert PAPER_RULE.targets == ("raw", "canonical", "source")
+
+
+def test_another_rule_over_a_registered_target() -> None:
+    # Credit only from non-canonical derived memories (the summary sum12), Raw missed.
+    name = "summary-only-extract"
+    register_target(Target(name, "derived, not canonical", lambda m: not m.raw and not m.canonical))
+    try:
+        rule = ContestedRule(missed=("raw",), credited=(name,), credit_from=name)
+        cases, report = find_contested(hand_bundle(), runs=["A"], rule=rule)
+    finally:
+        TARGETS.pop(name)
+    # A/q5: sum12 at 1, r1 at 4 (k = 3). A/q1: sum12 is not ranked. A/q2: r2 at 2.
+    assert [(c.query_id, c.memory_id, c.rank) for c in cases] == [("q5", "sum12", 1)]
+    assert cases[0].metadata == {
+        "retriever": "x",
+        "raw_target_size": 2,
+        f"{name}_target_size": 1,
+        "first_raw_rank": 4,
+    }
+    a = report.runs["A"]
+    # q3, q4 and q6 have no summary linked (q6 no raw turn either): empty targets
+    assert (a.empty_target, a.raw_credited, a.canonical_missed, a.contested) == (3, 1, 1, 1)
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_find_contested_equals_the_plain_dict_oracle(seed: int) -> None:
+    bundle = random_bundle(seed, n_queries=300, n_runs=3, depth=80)
+    for k in (1, 5, 20, 60, 100):
+        cases, report = find_contested(bundle, k=k)
+        got = [
+            (c.run, c.query_id, c.memory_id, c.rank, c.metadata["first_raw_rank"]) for c in cases
+        ]
+        assert got == contested(bundle, k), k
+        assert report.contested == len(got)
+    assert len(contested(bundle, 20)) > 20  # the property is exercised
 
 
 def test_extracting_twice_gives_the_same_ids_and_no_duplicates(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from case_support import make_label
 from legacy_workspace import EARLIER_MIGRATIONS, fill, make_earlier_workspace
 
 from tiap.cases.migrations import MIGRATIONS, migrate, newest_version, recorded_versions
@@ -98,11 +99,69 @@ def _expect_3(before: sqlite3.Connection, after: sqlite3.Connection) -> None:
     assert "labels_rater_kind" in " ".join(str(r[-1]) for r in plan)
 
 
+def _tables(conn: sqlite3.Connection) -> set[str]:
+    return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
 def _expect_4(before: sqlite3.Connection, after: sqlite3.Connection) -> None:
+    assert not {"judge_leases", "budget_ledger"} & _tables(before)
+    assert {"judge_leases", "budget_ledger"} <= _tables(after)
+    assert _columns(after, "judge_leases")[:3] == ["rubric_hash", "rater", "case_id"]
+    # one lease per (rubric, judge, case): a second claim on the pair conflicts
+    row = ("r", "judge-a", "c1", "h", "me", 1.0, "t")
+    after.execute("INSERT INTO judge_leases VALUES (?, ?, ?, ?, ?, ?, ?)", row)
+    with pytest.raises(sqlite3.IntegrityError):
+        after.execute("INSERT INTO judge_leases VALUES (?, ?, ?, ?, ?, ?, ?)", row)
+    assert {"judge_leases_request", "judge_leases_owner", "budget_ledger_budget"} <= _indexes(after)
+
+
+def _expect_5(before: sqlite3.Connection, after: sqlite3.Connection) -> None:
+    batch_tables = {"provider_batches", "provider_batch_requests", "provider_batch_pairs"}
+    assert not batch_tables & _tables(before)
+    assert batch_tables <= _tables(after)
+    assert "batch_id" in _columns(after, "provider_batches")
+    assert "provider_batch_requests_hash" in _indexes(after)
+
+
+def _expect_6(before: sqlite3.Connection, after: sqlite3.Connection) -> None:
+    old = {r[1]: r for r in before.execute("PRAGMA table_info(cases)")}
+    new = {r[1]: r for r in after.execute("PRAGMA table_info(cases)")}
+    assert "kind" not in old
+    # every column kept, in order, then the kind and the qrels pair's columns
+    assert list(new)[: len(old)] == list(old)
+    assert list(new)[len(old) :] == ["kind", "title", "grade", "pair", "memory_type"]
+    assert {r[1] for r in old.values() if r[3]} - {r[1] for r in new.values() if r[3]} == {
+        "rank",
+        "k",
+    }
+    assert after.execute("SELECT DISTINCT kind FROM cases").fetchall() == [("contested",)]
+    assert {"cases_run_query", "cases_kind"} <= _indexes(after)
+    # the other tables still refer to cases, and the references hold
+    assert after.execute("PRAGMA foreign_key_check").fetchall() == []
+    refs = {
+        (t, r[2])
+        for t in ("labels", "subset_cases")
+        for r in after.execute(f"PRAGMA foreign_key_list({t})")
+    }
+    assert ("labels", "cases") in refs
+    assert ("subset_cases", "cases") in refs
+    # a qrels pair has no rank; a contested credit must have one
+    cols = "case_id, dataset, run, store, query_id, query_index, question, answer, evidence_json, "
+    cols += "memory_id, memory_text, memory_source_ids_json, rank_bucket, created_at, kind, pair"
+    row = "'q-1', 'd', 'qrels', '', 'q', 0, 'Q?', '', '[]', 'doc', 'text', '[]', 'grade 1', 't'"
+    after.execute(f"INSERT INTO cases ({cols}) VALUES ({row}, 'qrels', 'annotated')")
+    with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
+        after.execute(
+            f"INSERT INTO cases ({cols}) VALUES ({row.replace('q-1', 'c-9')}, 'contested', NULL)"
+        )
+    after.execute("DELETE FROM cases WHERE case_id = 'q-1'")
+
+
+def _expect_7(before: sqlite3.Connection, after: sqlite3.Connection) -> None:
     # the rows of the fill have no reason: kept as they were (checked by the caller);
     # a judge's "code: detail" reason of an earlier tiap becomes the code and a note
     conn = sqlite3.connect(":memory:", isolation_level=None)
-    migrate(conn, target=3)
+    migrate(conn, target=6)
     fill(conn)
     conn.execute(
         "INSERT INTO labels (case_id, rater, rater_kind, label, reason, note, created_at) "
@@ -110,7 +169,7 @@ def _expect_4(before: sqlite3.Connection, after: sqlite3.Connection) -> None:
         "('c2', 'judge-b', 'judge', NULL, 'not_json', NULL, 't4'), "
         "('c2', 'ann', 'human', NULL, 'retracted', 'misclick: again', 't5')"
     )
-    migrate(conn, target=4)
+    migrate(conn, target=7)
     rows = conn.execute(
         "SELECT rater, reason, note FROM labels WHERE case_id = 'c2' ORDER BY id"
     ).fetchall()
@@ -127,6 +186,9 @@ EXPECT: dict[int, Callable[[sqlite3.Connection, sqlite3.Connection], None]] = {
     2: _expect_2,
     3: _expect_3,
     4: _expect_4,
+    5: _expect_5,
+    6: _expect_6,
+    7: _expect_7,
 }
 
 
@@ -220,3 +282,39 @@ def test_a_newer_user_version_is_refused_read_only_or_not(tmp_path: Path) -> Non
     for opener in (Workspace, Workspace.open_readonly):
         with pytest.raises(TiapError, match=f"schema version {future} is newer than this tiap"):
             opener(path)
+
+
+def test_the_case_kinds_migration_keeps_references_with_foreign_keys_on(tmp_path: Path) -> None:
+    """The workspace's own connection enforces foreign keys: migrating a workspace of
+    the schema before case kinds, with labels and subsets on its cases, keeps every
+    row and every reference, and the references are enforced afterwards."""
+    path = tmp_path / "w.sqlite"
+    conn = _at_version(path, 4)
+    before = _snapshot(conn)
+    conn.close()
+    with Workspace(path) as ws:
+        assert ws.schema_version() == newest_version()
+        assert [c.kind for c in ws.cases()] == ["contested", "contested"]
+        assert ws.case_kinds() == {"contested": 2}
+        assert ws.case_ids(subset="val") == ["c1", "c2"]
+        with pytest.raises(TiapError, match="no such case"):
+            ws.add_label(make_label("nope", "ann", "supports"))
+    raw = sqlite3.connect(path)
+    for table, (cols, rows) in before.items():
+        kept = raw.execute(f"SELECT {', '.join(cols)} FROM {table} ORDER BY rowid").fetchall()
+        assert kept == rows, table
+    assert raw.execute("PRAGMA foreign_key_check").fetchall() == []
+    raw.close()
+
+
+def test_an_unmigrated_workspace_reads_its_cases_as_contested_credits(tmp_path: Path) -> None:
+    path = tmp_path / "w.sqlite"
+    _at_version(path, 4).close()
+    with Workspace.open_readonly(path) as ws:
+        assert [(c.case_id, c.kind) for c in ws.cases()] == [
+            ("c1", "contested"),
+            ("c2", "contested"),
+        ]
+        assert ws.cases(kind="qrels") == []
+        assert ws.count_cases("contested") == 2
+        assert ws.case_kinds(subset="val") == {"contested": 2}

@@ -194,4 +194,8 @@ def test_index_html_escapes_text(tmp_path: Path, evil: str) -> None:
     text = page.read_text()
     assert evil not in text
     assert "&lt;script&gt;" in text
-    assert evil in md.read_text()
+    # index.md shows the same text literally: as entities, which Markdown renders as
+    # the characters, never as raw HTML
+    markdown = md.read_text()
+    assert evil not in markdown
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in markdown

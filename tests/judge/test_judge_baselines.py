@@ -19,7 +19,7 @@ from tiap.judge.baselines import judge as baseline_judge
 from tiap.judge.offline import respond, rubric_labels
 from tiap.judge.panel import JudgeSpec
 from tiap.judge.request import response_format
-from tiap.rubric import load_rubric, parse_judgment, render_messages
+from tiap.rubric import load_rubric, parse_judgment, parse_rubric, render_messages
 
 LABELS3 = ["supports", "partial", "does_not_support"]
 
@@ -133,8 +133,32 @@ def test_char_similarity_by_hand() -> None:
     assert "0.50" in why
 
 
+BINARY_RUBRIC = """
+id = "yes-no"
+version = "1"
+fields = ["question", "answer", "memory"]
+binary_positive = "relevant"
+[binary]
+relevant = "relevant"
+not_relevant = "not_relevant"
+[[labels]]
+name = "relevant"
+key = "1"
+definition = "It helps answer the question."
+[[labels]]
+name = "not_relevant"
+key = "2"
+definition = "It does not."
+[prompt]
+system = "Decide.\\n{{labels}}"
+user = "{{question}}\\n{{answer}}\\n{{memory}}"
+"""
+
+
 def test_baselines_decline_without_their_blocks_and_the_parser_abstains() -> None:
-    qrels = load_rubric("qrels-relevance")
+    # a two-label rubric over question, answer and memory, with no evidence block (the
+    # built-in qrels-relevance rubric shows qrels pairs: query, title and document)
+    qrels = parse_rubric(BINARY_RUBRIC, "<test>")
     msgs = render_messages(
         qrels, {"question": "Where is Paris?", "answer": "France", "memory": "Paris is in France."}
     )

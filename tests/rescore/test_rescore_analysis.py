@@ -6,9 +6,9 @@ import math
 
 import numpy as np
 import pytest
-from rescore_support import make_bundle, mem, random_bundle
 from scipy import stats as sps
 
+from bundle_support import make_bundle, mem, random_bundle
 from tiap.errors import TiapError
 from tiap.rescore.api import rescore_bundle
 from tiap.rescore.report_models import RescoreReport

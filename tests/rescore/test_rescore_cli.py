@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from rescore_support import random_bundle
 
+from bundle_support import random_bundle
 from tiap.cli import main
 from tiap.traces.bundle import write_bundle
 

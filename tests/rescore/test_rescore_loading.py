@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from rescore_support import random_bundle
 
+from bundle_support import random_bundle
 from tiap.traces.bundle import read_bundle, write_bundle
 
 

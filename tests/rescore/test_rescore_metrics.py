@@ -20,8 +20,9 @@ import math
 
 import numpy as np
 import pytest
-from rescore_support import make_bundle, mem, random_bundle
 
+from bundle_support import make_bundle, mem, random_bundle
+from target_oracle import target_sets
 from tiap.errors import TiapError
 from tiap.rescore.metrics import (
     MEASURES,
@@ -33,7 +34,6 @@ from tiap.rescore.metrics import (
 )
 from tiap.rescore.ranking import first_occurrences
 from tiap.rescore.scores import score_runs
-from tiap.rescore.targets import target_sets
 
 pytrec_eval = pytest.importorskip("pytrec_eval", reason="pytrec-eval-terrier is a dev dependency")
 

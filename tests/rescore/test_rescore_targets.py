@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from rescore_support import make_bundle, mem, random_bundle
 
+from bundle_support import make_bundle, mem, random_bundle
+from target_oracle import first_hit_rank, target_sets
 from tiap.errors import TiapError
 from tiap.rescore.ids import IdIndex
-from tiap.rescore.lineage import linked_pairs, store_targets
-from tiap.rescore.ranking import first_hit_rank, first_occurrences, rank_matrix
-from tiap.rescore.targets import TARGETS, Target, register_target, target_sets
+from tiap.rescore.index import RunIndex
+from tiap.rescore.lineage import linked_pairs, qrels_targets, store_targets
+from tiap.rescore.ranking import first_occurrences, ranked_ids
+from tiap.rescore.targets import TARGETS, Target, register_target
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -65,27 +67,40 @@ def test_a_registered_target_is_used() -> None:
         TARGETS.pop(name)
 
 
+def _first_hit(ranking: list[str], target: set[str], k: int | None = None) -> int | None:
+    """First rank of a target member within k, read from the index (``None``: no hit)."""
+    sets = qrels_targets({"t": {"q": target}}, ["q"])
+    ranks = RunIndex.of(sets, ranked_ids({"q": ranking}, ["q"], max(len(ranking), 1)))
+    first = int(ranks.first_rank("t")[0])
+    if k is None:
+        return first or None
+    return first if bool(ranks.hit("t", k)[0]) else None
+
+
 def test_first_hit_rank_uses_first_occurrences() -> None:
     ranking = ["a", "b", "a", "c", "b", "d"]
     assert first_occurrences(ranking) == ["a", "b", "c", "d"]
-    assert first_hit_rank(ranking, {"c"}) == 3  # ranks close up after the repeat of "a"
-    assert first_hit_rank(ranking, {"c"}, k=3) == 3
-    assert first_hit_rank(ranking, {"c"}, k=2) is None
-    assert first_hit_rank(ranking, {"z"}) is None
-    assert first_hit_rank([], {"a"}, k=10) is None
+    for first_hit in (_first_hit, first_hit_rank):  # the index and the plain-dict oracle
+        assert first_hit(ranking, {"c"}) == 3  # ranks close up after the repeat of "a"
+        assert first_hit(ranking, {"c"}, k=3) == 3
+        assert first_hit(ranking, {"c"}, k=2) is None
+        assert first_hit(ranking, {"z"}) is None
+        assert first_hit([], {"a"}, k=10) is None
 
 
-def test_rank_matrix_drops_repeats_and_pads() -> None:
+def test_ranked_codes_drop_repeats_and_pad() -> None:
     index = IdIndex(list("abcdef"))
     rankings = {"q1": ["a", "b", "a", "c", "b", "d", "e"], "q2": ["f"], "q3": []}
-    rm = rank_matrix(rankings, ["q1", "q2", "q3", "q4"], index, depth=4)
-    assert rm.index.tolist() == [[0, 1, 2, 3], [5, -1, -1, -1], [-1] * 4, [-1] * 4]
-    assert rm.present.tolist() == [True, True, True, False]
-    assert rm.repeats.tolist() == [2, 0, 0, 0]
+    ranked = ranked_ids(rankings, ["q1", "q2", "q3", "q4"], depth=4)
+    codes = ranked.codes(index, strict=True)
+    assert codes.tolist() == [[0, 1, 2, 3], [5, -1, -1, -1], [-1] * 4, [-1] * 4]
+    assert ranked.present.tolist() == [True, True, True, False]
+    assert ranked.repeats.tolist() == [2, 0, 0, 0]
+    assert not ranked.complete  # q1 runs past the depth
     # a repeat below the depth changes nothing within it
-    rm2 = rank_matrix({"q1": ["a", "b", "c", "a"]}, ["q1"], index, depth=3)
-    assert rm2.index.tolist() == [[0, 1, 2]]
-    assert np.array_equal(rm2.repeats, [0])
+    ranked2 = ranked_ids({"q1": ["a", "b", "c", "a"]}, ["q1"], depth=3)
+    assert ranked2.codes(index, strict=True).tolist() == [[0, 1, 2]]
+    assert np.array_equal(ranked2.repeats, [0])
 
 
 class _Colliding(str):
@@ -97,14 +112,28 @@ class _Colliding(str):
         return 7
 
 
+def _codes(index: IdIndex, rankings: dict[str, list[str]], depth: int = 2) -> list[list[int]]:
+    """Positions of the ranked ids, every ranked id checked as known first (as scoring does)."""
+    ranked = ranked_ids(rankings, list(rankings), depth)
+    ranked.check_known(index)
+    return ranked.codes(index, strict=True).tolist()
+
+
 def test_id_index_fast_path_fallback_and_unknown_ids() -> None:
     idx = IdIndex(["m1", "m2", "m3"], what="memory id")
-    assert idx.positions(["m3", "m1", "m3"]).tolist() == [2, 0, 2]
-    assert idx.positions([]).tolist() == []
+    assert idx.table is not None  # the fast path: ids checked by hash
+    assert _codes(idx, {"a": ["m3", "m1"], "b": ["m3"]}) == [[2, 0], [2, -1]]
+    assert _codes(idx, {"a": []}) == [[-1, -1]]
     with pytest.raises(TiapError, match="unknown memory id 'zz'"):
-        idx.positions(["m1", "zz"])
+        _codes(idx, {"a": ["m1", "zz"]})
+    with pytest.raises(TiapError, match="unknown memory id 'zz'"):
+        ranked_ids({"a": ["m1", "zz"]}, ["a"], 2).codes(idx, strict=True)
+    assert ranked_ids({"a": ["m1", "zz"]}, ["a"], 2).codes(idx, strict=False).tolist() == [[0, -1]]
     colliding = IdIndex([_Colliding("a"), _Colliding("b"), _Colliding("c")])
-    assert colliding.positions([_Colliding("c"), _Colliding("a")]).tolist() == [2, 0]
+    assert colliding.table is None  # equal hashes: the exact path
+    assert _codes(colliding, {"a": [_Colliding("c"), _Colliding("a")]}) == [[2, 0]]
+    with pytest.raises(TiapError, match="unknown id 'zz'"):
+        _codes(colliding, {"a": [_Colliding("zz")]})
 
 
 def test_linked_pairs_check_ids_not_only_hashes() -> None:

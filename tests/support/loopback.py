@@ -180,7 +180,8 @@ def _usage(body: dict[str, Any], content: str, cost: float | None = None) -> dic
     return usage
 
 
-def _completion(seen: SeenRequest, behaviour: Behaviour) -> dict[str, Any]:
+def completion(seen: SeenRequest, behaviour: Behaviour) -> dict[str, Any]:
+    """The chat-completion body a ``reply`` behaviour answers ``seen`` with."""
     content = behaviour.content if behaviour.content is not None else '{"label": "supports"}'
     return {
         "id": f"chatcmpl-loopback-{seen.index}",
@@ -201,13 +202,13 @@ def _completion(seen: SeenRequest, behaviour: Behaviour) -> dict[str, Any]:
 def _reply(request: Any, seen: SeenRequest, behaviour: Behaviour) -> Any:
     from aiohttp import web
 
-    return web.json_response(_completion(seen, behaviour))
+    return web.json_response(completion(seen, behaviour))
 
 
 async def _drip(request: Any, seen: SeenRequest, behaviour: Behaviour) -> Any:
     from aiohttp import web
 
-    body = json.dumps(_completion(seen, behaviour)).encode()
+    body = json.dumps(completion(seen, behaviour)).encode()
     response = web.StreamResponse(headers={"Content-Type": "application/json"})
     response.content_length = len(body)
     await response.prepare(request)
@@ -351,12 +352,16 @@ class LoopbackServer:
 
     # --------------------------------------------------------------- lifecycle
 
+    def add_routes(self, app: Any) -> None:
+        """More endpoints on the server's aiohttp application (for subclasses)."""
+
     async def _serve(self) -> None:
         from aiohttp import web
 
         app = web.Application(client_max_size=16 * 1024 * 1024)
         app.router.add_post("/v1/chat/completions", self._handle)
         app.router.add_post("/chat/completions", self._handle)
+        self.add_routes(app)
         runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await runner.setup()
         site = web.TCPSite(runner, self.host, self.port, backlog=1024)

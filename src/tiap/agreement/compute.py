@@ -30,8 +30,14 @@ from tiap.agreement.models import (
     VsRater,
     VsReference,
 )
+from tiap.agreement.qrels import (
+    DEFAULT_MAX_MISSED,
+    DEFAULT_MIN_CONFIRMED,
+    check_share_threshold,
+    qrels_figures,
+)
 from tiap.agreement.reference import Reference, resolve_reference
-from tiap.agreement.scope import categories_for, resolve_raters
+from tiap.agreement.scope import categories_for, of_rubric_kind, resolve_raters
 from tiap.agreement.table import ABSENT, INVALID, LabelTable
 from tiap.agreement.votes import VoteArrays, default_quorum, default_voters, distribution, vote
 from tiap.cases.vocab import JUDGE
@@ -87,6 +93,8 @@ def compute_report(
     seed: int = DEFAULT_SEED,
     min_fleiss: float = DEFAULT_MIN_FLEISS,
     min_judge_kappa: float = DEFAULT_MIN_JUDGE_KAPPA,
+    min_confirmed: float = DEFAULT_MIN_CONFIRMED,
+    max_missed: float = DEFAULT_MAX_MISSED,
 ) -> AgreementReport:
     """Every agreement figure over ``raters`` (default: the judges; without
     judges, every rater but ``adjudicated``).
@@ -94,9 +102,17 @@ def compute_report(
     ``reference``: see :mod:`tiap.agreement.reference`; ``voters`` and
     ``quorum``: see :mod:`tiap.agreement.votes`. Bootstrap intervals resample
     cases ``resamples`` times from ``seed`` (0 resamples: no intervals).
+
+    A report covers cases of the rubric's kind (the others in scope are left out,
+    with a note). On ``qrels`` cases it adds the relevance-label figures and a
+    verdict per dataset (:mod:`tiap.agreement.qrels`; ``min_confirmed`` and
+    ``max_missed`` are its thresholds).
     """
     check_kappa_threshold("min_fleiss", min_fleiss)
     check_kappa_threshold("min_judge_kappa", min_judge_kappa)
+    check_share_threshold("min_confirmed", min_confirmed)
+    check_share_threshold("max_missed", max_missed)
+    table, kind_notes = of_rubric_kind(table, rubric)
     check_resamples("resamples", resamples)
     check_seed("seed", seed)
     if quorum is not None:
@@ -148,6 +164,10 @@ def compute_report(
     gate = evaluate_gate(
         _gate_inputs(table, rubric, scales[-1], judges, est, vs_ref, min_fleiss, min_judge_kappa)
     )
+    qrels = None
+    if bin_cats:  # relevance-label figures on qrels pairs (positive: binary index 0)
+        b, limits = scales[1], {"min_confirmed": min_confirmed, "max_missed": max_missed}
+        qrels = qrels_figures(table, b.votes.winner, b.ref, 0, bin_cats[0], weights, **limits)
     return AgreementReport(
         source=SourceInfo(
             kind=table.source, path=table.path, subset=table.subset, subset_kind=table.subset_kind
@@ -177,7 +197,8 @@ def compute_report(
         vs_reference=vs_ref,
         gate=gate,
         bootstrap=BootstrapInfo(resamples=resamples, seed=seed, confidence=CONFIDENCE),
-        notes=_notes(table, rubric, included, scales, ref, left_out),
+        notes=[*kind_notes, *_notes(table, rubric, included, scales, ref, left_out)],
+        qrels=qrels,
     )
 
 

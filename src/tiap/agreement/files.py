@@ -18,7 +18,7 @@ Policy for bad input (every error names the file and line):
 from __future__ import annotations
 
 import csv
-import json
+import io
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from tiap.agreement.table import CaseMeta, LabelEntry, LabelTable, RaterInfo, sort_raters
 from tiap.cases.vocab import RaterKind
 from tiap.errors import InputError
-from tiap.io import describe_validation_error
+from tiap.io import describe_validation_error, parse_json_line, read_text_input, text_lines
 from tiap.rubric import Rubric
 
 REQUIRED_COLUMNS = ("case_id", "rater", "label")
@@ -70,18 +70,13 @@ class LabelFileRow(BaseModel):
         return (value.strip().lower() or None) if isinstance(value, str) else value
 
 
-def _detect_format(path: Path) -> str:
+def _detect_format(path: Path, text: str) -> str:
     suffix = path.suffix.lower()
     if suffix in {".csv", ".tsv"}:
         return suffix[1:]
     if suffix in {".jsonl", ".ndjson", ".json"}:
         return "jsonl"
-    try:
-        with path.open("rb") as fh:
-            head = fh.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
-    except OSError as exc:
-        raise InputError(path, f"cannot read file ({exc.strerror})") from None
-    return "jsonl" if head[:1] == b"{" else "csv"
+    return "jsonl" if text[:4096].lstrip()[:1] == "{" else "csv"
 
 
 def _validate(path: Path, line: int, data: dict[str, Any]) -> LabelFileRow:
@@ -91,22 +86,18 @@ def _validate(path: Path, line: int, data: dict[str, Any]) -> LabelFileRow:
         raise InputError(path, describe_validation_error(exc), line) from None
 
 
-def _iter_jsonl(path: Path) -> Iterator[tuple[int, LabelFileRow]]:
-    with path.open("r", encoding="utf-8-sig", newline="") as fh:
-        for line, text in enumerate(fh, start=1):
-            if not text.strip():
-                continue
-            try:
-                data = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise InputError(path, f"malformed JSON ({exc.msg})", line) from None
-            if not isinstance(data, dict):
-                raise InputError(path, "expected a JSON object on each line", line)
-            yield line, _validate(path, line, data)
+def _iter_jsonl(path: Path, text: str) -> Iterator[tuple[int, LabelFileRow]]:
+    for line, raw in text_lines(text):
+        if not raw.strip():
+            continue
+        data = parse_json_line(raw, path, line)
+        if not isinstance(data, dict):
+            raise InputError(path, "expected a JSON object on each line", line)
+        yield line, _validate(path, line, data)
 
 
-def _iter_csv(path: Path, delimiter: str) -> Iterator[tuple[int, LabelFileRow]]:
-    with path.open("r", encoding="utf-8-sig", newline="") as fh:
+def _iter_csv(path: Path, text: str, delimiter: str) -> Iterator[tuple[int, LabelFileRow]]:
+    with io.StringIO(text, newline="") as fh:
         reader = csv.DictReader(fh, delimiter=delimiter, restkey="\0extra")
         try:
             header = [h.strip() for h in reader.fieldnames or []]
@@ -128,8 +119,8 @@ def _iter_csv(path: Path, delimiter: str) -> Iterator[tuple[int, LabelFileRow]]:
                 row = next(reader)
             except StopIteration:
                 return
-            except csv.Error as exc:
-                raise InputError(path, f"malformed CSV ({exc})", reader.line_num) from None
+            except csv.Error as exc:  # the line the csv reader was on (DictReader's lags)
+                raise InputError(path, f"malformed CSV ({exc})", reader.reader.line_num) from None
             line = reader.line_num
             if "\0extra" in row:
                 raise InputError(path, f"more fields than the header's {len(header)}", line)
@@ -144,36 +135,37 @@ def labels_from_file(path: str | Path, rubric: Rubric | None = None) -> LabelTab
     p = Path(path)
     if not p.is_file():
         raise InputError(p, "file not found" if not p.exists() else "not a file")
-    fmt = _detect_format(p)
-    rows = _iter_jsonl(p) if fmt == "jsonl" else _iter_csv(p, "\t" if fmt == "tsv" else ",")
+    text = read_text_input(p, what="labels file")
+    fmt = _detect_format(p, text)
+    if fmt == "jsonl":
+        rows = _iter_jsonl(p, text)
+    else:
+        rows = _iter_csv(p, text, "\t" if fmt == "tsv" else ",")
     allowed = set(rubric.label_names) if rubric is not None else None
     cases: dict[str, dict[str, Any]] = {}
     kinds: dict[str, tuple[str | None, int]] = {}
     seen: dict[tuple[str, str], int] = {}
     entries: list[LabelEntry] = []
-    try:
-        for line, row in rows:
-            key = (row.case_id, row.rater)
-            if key in seen:
-                raise InputError(
-                    p,
-                    f"second label for case '{row.case_id}' by rater '{row.rater}' "
-                    f"(first at line {seen[key]}); keep one row per case and rater",
-                    line,
-                )
-            seen[key] = line
-            if allowed is not None and row.label is not None and row.label not in allowed:
-                raise InputError(
-                    p,
-                    f"label '{row.label}' is not in rubric '{rubric.id}' "  # type: ignore[union-attr]
-                    f"({', '.join(rubric.label_names)})",  # type: ignore[union-attr]
-                    line,
-                )
-            _merge_kind(p, line, kinds, row)
-            _merge_case(p, line, cases, row)
-            entries.append(LabelEntry(case_id=row.case_id, rater=row.rater, label=row.label))
-    except UnicodeDecodeError:
-        raise InputError(p, "not UTF-8 text") from None
+    for line, row in rows:
+        key = (row.case_id, row.rater)
+        if key in seen:
+            raise InputError(
+                p,
+                f"second label for case '{row.case_id}' by rater '{row.rater}' "
+                f"(first at line {seen[key]}); keep one row per case and rater",
+                line,
+            )
+        seen[key] = line
+        if allowed is not None and row.label is not None and row.label not in allowed:
+            raise InputError(
+                p,
+                f"label '{row.label}' is not in rubric '{rubric.id}' "  # type: ignore[union-attr]
+                f"({', '.join(rubric.label_names)})",  # type: ignore[union-attr]
+                line,
+            )
+        _merge_kind(p, line, kinds, row)
+        _merge_case(p, line, cases, row)
+        entries.append(LabelEntry(case_id=row.case_id, rater=row.rater, label=row.label))
     if not entries:
         raise InputError(p, "no label rows")
     return LabelTable(

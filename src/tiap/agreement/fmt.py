@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tiap.agreement.models import AgreementReport, Figure
+from tiap.text import inert
 
 
 def num(value: float | None, digits: int = 3) -> str:
@@ -64,7 +65,8 @@ def scales(r: AgreementReport) -> list[str]:
 
 
 def summary_lines(r: AgreementReport) -> list[str]:
-    """A few lines for the terminal: headline figures, majority and the gate."""
+    """A few lines for the terminal: headline figures, majority and the gate (names,
+    labels and notes made :func:`~tiap.text.inert`)."""
     lines = [
         f"{r.n_cases} cases ({source_line(r)}), {r.n_complete} labelled validly by every "
         f"included rater; raters: {', '.join(r.included_raters)}"
@@ -82,4 +84,4 @@ def summary_lines(r: AgreementReport) -> list[str]:
     g = r.gate
     lines.append(f"scale gate: {g.status} ({g.note})")
     lines += [f"  failed: {f}" for f in g.failures]
-    return lines
+    return [inert(line) for line in lines]

@@ -1,19 +1,23 @@
 """The ranges of the agreement report's settings, checked where they enter (the
 command line and :func:`tiap.agreement.compute_report` alike). Each check returns
 the value or raises a one-line :class:`~tiap.errors.TiapError` naming the setting
-as the caller calls it (``--quorum`` or ``quorum``)."""
+as the caller calls it (``--quorum`` or ``quorum``).
+
+The generic checks (resamples, seed) are :mod:`tiap.limits`'s, shared by every
+command; this module keeps the names the agreement code and its users import.
+"""
 
 from __future__ import annotations
 
 from tiap.cases.events import check_kappa_threshold
-from tiap.errors import TiapError
+from tiap.limits import MAX_RESAMPLES, SEED_LIMIT, LimitError, check_int, check_seed
+from tiap.limits import check_resamples as _check_resamples
 
-#: the most bootstrap resamples a report draws (1,000 is the default).
-MAX_RESAMPLES = 1_000_000
-#: seeds are non-negative integers below this.
-SEED_LIMIT = 2**63
+#: the most voters a quorum can ask for before the voters are known.
+MAX_QUORUM = 10_000
 
 __all__ = [
+    "MAX_QUORUM",
     "MAX_RESAMPLES",
     "SEED_LIMIT",
     "check_kappa_threshold",
@@ -23,35 +27,16 @@ __all__ = [
 ]
 
 
-def _integer(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TiapError(f"{name} must be an integer (got {value!r})")
-    return value
-
-
 def check_resamples(name: str, value: int) -> int:
     """0 (no intervals) to :data:`MAX_RESAMPLES`."""
-    n = _integer(name, value)
-    if not 0 <= n <= MAX_RESAMPLES:
-        raise TiapError(f"{name} must be between 0 (no intervals) and {MAX_RESAMPLES:,} (got {n})")
-    return n
-
-
-def check_seed(name: str, value: int) -> int:
-    """A non-negative integer below 2**63."""
-    n = _integer(name, value)
-    if not 0 <= n < SEED_LIMIT:
-        raise TiapError(f"{name} must be a non-negative integer below 2**63 (got {n})")
-    return n
+    return _check_resamples(name, value, minimum=0, maximum=MAX_RESAMPLES)
 
 
 def check_quorum(name: str, value: int, n_voters: int | None = None) -> int:
     """At least 1 and, when the voters are known, at most their number."""
-    n = _integer(name, value)
-    if n < 1:
-        raise TiapError(f"{name} must be at least 1 (got {n})")
+    n = check_int(name, value, minimum=1, maximum=MAX_QUORUM)
     if n_voters is not None and n > n_voters:
-        raise TiapError(
-            f"{name} {n} exceeds the {n_voters} voter(s): no case could have a majority"
+        raise LimitError(
+            name, f"{n} exceeds the {n_voters} voter(s): no case could have a majority"
         )
     return n

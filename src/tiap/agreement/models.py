@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tiap.agreement.qrels_models import QrelsFigures
 from tiap.cases.events import GateFigures
 from tiap.cases.vocab import RaterKind
 from tiap.errors import TiapError
@@ -201,6 +202,8 @@ class AgreementReport(_Model):
     gate: Gate
     bootstrap: BootstrapInfo
     notes: list[str]
+    #: the relevance-label figures, on a report over ``qrels`` cases (else absent)
+    qrels: QrelsFigures | None = None
 
     @property
     def supported_share(self) -> float | None:
@@ -238,4 +241,5 @@ class AgreementReport(_Model):
         return pd.DataFrame(rows)
 
     def to_json_dict(self) -> dict:
-        return self.model_dump(mode="json")
+        """``report.json``; ``qrels`` only on a report over qrels cases."""
+        return self.model_dump(mode="json", exclude={"qrels"} if self.qrels is None else None)

@@ -1,11 +1,12 @@
 """``report.html``: one self-contained page (inline CSS and SVG, no scripts, no
-external assets). Every name, label and note is HTML-escaped."""
+external assets). Every name, label and note is made inert and HTML-escaped
+(:func:`tiap.agreement.svg.e`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tiap.agreement import fmt, svg, tables
+from tiap.agreement import fmt, qrels_tables, svg, tables
 from tiap.agreement.models import AgreementReport
 from tiap.agreement.svg import e
 
@@ -118,6 +119,19 @@ def _reference(r: AgreementReport) -> str:
     return "".join(out)
 
 
+def _qrels(r: AgreementReport) -> str:
+    """The relevance-label audit section (reports over qrels cases)."""
+    q = r.qrels
+    if q is None:
+        return ""
+    out = ["<h2>Relevance labels (qrels)</h2>", _ul(qrels_tables.thresholds(q))]
+    out += [_table(*qrels_tables.verdicts(q)), _table(*qrels_tables.shares(q))]
+    versus = qrels_tables.versus_humans(q)
+    if versus is not None:
+        out += ["<p>Panel majority against the human reference:</p>", _table(*versus)]
+    return "".join(out)
+
+
 def render_html(r: AgreementReport) -> str:
     m = r.majority
     majority = _ul([f"Policy: {m.policy}", f"Voters: {', '.join(m.voters)}; quorum {m.quorum}"])
@@ -129,7 +143,7 @@ def render_html(r: AgreementReport) -> str:
     )
     notes = f"<h2>Notes</h2>{_ul(r.notes)}" if r.notes else ""
     body = (
-        f"<h1>Agreement report</h1>{_ul(tables.summary(r))}{_gate(r)}"
+        f"<h1>Agreement report</h1>{_ul(tables.summary(r))}{_gate(r)}{_qrels(r)}"
         f"<h2>Agreement</h2>{_table(*tables.figures(r))}{_figures(r)}"
         f"<h2>Raters</h2>{_table(*tables.raters(r))}"
         f"<h2>Pairwise Cohen's kappa</h2>{_table(*tables.pairs(r))}"

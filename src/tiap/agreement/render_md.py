@@ -1,21 +1,14 @@
-"""``report.md``: the agreement report as Markdown tables."""
+"""``report.md``: the agreement report as Markdown tables. Every name, label, note
+and figure is escaped with :func:`tiap.text.inert_md` (controls made visible,
+Markdown literal)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tiap.agreement import fmt, tables
+from tiap.agreement import fmt, qrels_tables, tables
 from tiap.agreement.models import AgreementReport
-
-
-def esc(text: object) -> str:
-    """Text safe inside a Markdown table cell (no raw HTML, no cell breaks)."""
-    s = " ".join(str(text).split())
-    for a, b in (("\\", "\\\\"), ("|", "\\|"), ("&", "&amp;"), ("<", "&lt;"), (">", "&gt;")):
-        s = s.replace(a, b)
-    for ch in "*`":
-        s = s.replace(ch, "\\" + ch)
-    return s
+from tiap.text import inert_md as esc
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
@@ -62,10 +55,26 @@ def _reference(r: AgreementReport) -> list[str]:
     return lines
 
 
+def _qrels(r: AgreementReport) -> list[str]:
+    """The relevance-label audit section (reports over qrels cases)."""
+    q = r.qrels
+    if q is None:
+        return []
+    lines = ["## Relevance labels (qrels)", ""]
+    lines += [f"- {esc(t)}" for t in qrels_tables.thresholds(q)] + [""]
+    lines += table(*qrels_tables.verdicts(q))
+    lines += table(*qrels_tables.shares(q))
+    versus = qrels_tables.versus_humans(q)
+    if versus is not None:
+        lines += ["Panel majority against the human reference:", "", *table(*versus)]
+    return lines
+
+
 def render_markdown(r: AgreementReport) -> str:
     lines = ["# Agreement report", ""]
     lines += [f"- {esc(item)}" for item in tables.summary(r)]
     lines += ["", *_gate(r)]
+    lines += _qrels(r)
     lines += ["## Agreement", "", *table(*tables.figures(r))]
     lines += ["## Raters", "", *table(*tables.raters(r))]
     lines += ["## Pairwise Cohen's kappa", ""]

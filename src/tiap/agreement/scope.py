@@ -1,4 +1,5 @@
-"""What a report covers: the label categories and the included raters."""
+"""What a report covers: the cases of the rubric's kind, the label categories and the
+included raters."""
 
 from __future__ import annotations
 
@@ -50,3 +51,25 @@ def resolve_raters(table: LabelTable, raters: Sequence[str] | None, what: str) -
     if not chosen:
         raise TiapError(f"no {what}: no rater has labels on the cases in scope")
     return chosen
+
+
+def of_rubric_kind(table: LabelTable, rubric: Rubric | None) -> tuple[LabelTable, list[str]]:
+    """The table's cases of the rubric's kind (a rubric judges one kind of case), and a
+    note on those left out. A table with no case of that kind is kept whole, with a
+    note (labels imported under the rubric are still compared)."""
+    kinds = table.kinds()
+    if rubric is None or not kinds or kinds == [rubric.case_kind]:
+        return table, []
+    if rubric.case_kind not in kinds:
+        return table, [
+            f"rubric {rubric.id} judges {rubric.case_kind} cases, but the cases in scope are "
+            f"of kind {', '.join(kinds)}"
+        ]
+    kept = table.of_kind(rubric.case_kind)
+    dropped = len(table.cases) - len(kept.cases)
+    others = ", ".join(k for k in kinds if k != rubric.case_kind)
+    note = (
+        f"left out {dropped} case(s) of kind {others}: rubric {rubric.id} judges "
+        f"{rubric.case_kind} cases"
+    )
+    return kept, [note]

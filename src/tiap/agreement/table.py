@@ -16,7 +16,14 @@ from collections.abc import Collection, Iterable, Sequence
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 from tiap.cases.vocab import ADJUDICATED as ADJUDICATED  # the name, for agreement users
 from tiap.cases.vocab import HUMAN, JUDGE, RaterKind
@@ -35,10 +42,13 @@ INVALID = -1
 ABSENT = -2
 
 _KIND_ORDER = {JUDGE: 0, HUMAN: 1, None: 2}
+_QRELS_META = ("kind", "grade", "pair")
 
 
 class CaseMeta(BaseModel):
-    """A case in scope and the strata prevalence is broken down by."""
+    """A case in scope and the strata prevalence is broken down by; for a qrels pair
+    also its kind, qrels grade (``None``: no qrels line) and how it was drawn
+    (``annotated`` or ``negative``), which the qrels figures need."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -46,6 +56,18 @@ class CaseMeta(BaseModel):
     dataset: str | None = None
     run: str | None = None
     category: str | None = None
+    kind: str | None = None
+    grade: int | None = None
+    pair: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        """The qrels fields only when set (a contested case's meta is as it was)."""
+        data: dict[str, object] = handler(self)
+        for key in _QRELS_META:
+            if data.get(key) is None:
+                data.pop(key, None)
+        return data
 
 
 class RaterInfo(BaseModel):
@@ -134,6 +156,18 @@ class LabelTable(BaseModel):
                 "raters": [r for r in self.raters if r.name not in drop],
                 "labels": [e for e in self.labels if e.rater not in drop],
             }
+        )
+
+    def kinds(self) -> list[str]:
+        """The case kinds in scope (those the table knows), sorted."""
+        return sorted({c.kind for c in self.cases if c.kind is not None})
+
+    def of_kind(self, kind: str) -> LabelTable:
+        """A copy with only the cases of ``kind`` and their labels (raters kept)."""
+        keep = [c for c in self.cases if c.kind == kind]
+        ids = {c.case_id for c in keep}
+        return self.model_copy(
+            update={"cases": keep, "labels": [e for e in self.labels if e.case_id in ids]}
         )
 
     def uncodable(self, categories: Collection[str]) -> list[str]:
@@ -251,7 +285,15 @@ def labels_from_workspace(
         where = f"subset '{subset}'" if subset else "the workspace"
         raise TiapError(f"{ws.path}: {where} has no cases")
     cases = [
-        CaseMeta(case_id=c.case_id, dataset=c.dataset, run=c.run, category=c.category)
+        CaseMeta(
+            case_id=c.case_id,
+            dataset=c.dataset,
+            run=c.run,
+            category=c.category,
+            kind=c.kind,
+            grade=c.grade,
+            pair=c.pair,
+        )
         for c in case_rows
     ]
     if raters is not None:

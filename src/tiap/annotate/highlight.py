@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from rich.text import Text
 
 from tiap.stopwords import ENGLISH
+from tiap.text import inert
 
 WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 
@@ -81,10 +82,16 @@ _STYLES = {"answer": ANSWER_STYLE, "evidence": EVIDENCE_STYLE}
 
 
 def highlighted(text: str, cues: Cues, *, evidence: bool = True) -> Text:
-    """``text`` as rich text with the cue words styled (evidence words optional)."""
-    out = Text(text)
-    for start, end, kind in spans(text, cues):
+    """``text`` as rich text, made :func:`~tiap.text.inert` (controls shown as
+    placeholders), with the cue words styled (evidence words optional). The words
+    are found in the text as stored, so placeholders never split or join words."""
+    out = Text()
+    end = 0
+    for start, stop, kind in spans(text, cues):
         if kind == "evidence" and not evidence:
             continue
-        out.stylize(_STYLES[kind], start, end)
+        out.append(inert(text[end:start]))
+        out.append(inert(text[start:stop]), style=_STYLES[kind])
+        end = stop
+    out.append(inert(text[end:]))
     return out

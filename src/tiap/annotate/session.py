@@ -18,7 +18,11 @@ The session has no user interface; the terminal app only calls it. Rules:
   not labelled (after the current one, wrapping around); ``move`` steps one
   case at a time; a restart resumes at the first unlabelled case.
 - **Blind.** Other raters' and judges' labels are only given out
-  (:meth:`AnnotationSession.panel_labels`) for a case the rater has labelled.
+  (:meth:`AnnotationSession.panel_labels`) for a case the rater has labelled;
+  so is a qrels pair's annotation (its grade, and how it was drawn), which the
+  terminal app shows only on reveal.
+- **One kind.** The queue holds cases of the rubric's kind (contested credits
+  or qrels pairs); a rubric for the other kind is refused, naming both.
 - **Adjudication** stores labels as rater ``adjudicated``, with the
   adjudicator's name in the note.
 """
@@ -99,6 +103,9 @@ class AnnotationSession:
             ids = ws.overlap_ids(subset)  # type: ignore[arg-type]
         else:
             ids = ws.case_ids(subset=subset)
+        kinds = ws.case_kinds(case_ids=ids) if ids else {}
+        for kind in kinds:
+            rubric.require_case_kind(kind)
         self.case_ids: list[str] = ids
         self._index = {cid: i for i, cid in enumerate(ids)}
         self._mine: dict[str, LabelRecord] = {

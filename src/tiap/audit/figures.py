@@ -9,16 +9,19 @@ stays readable when a report gains keys. Every model has a ``kind`` field, and
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from tiap.cases.extract import ExtractReport
+from tiap.cases.from_qrels import QrelsImportReport
 from tiap.judge.summary import RunSummary
 
 if TYPE_CHECKING:
     from tiap.agreement.models import AgreementReport, Distribution
     from tiap.agreement.models import Figure as AgreementFigure
+    from tiap.agreement.qrels_models import QrelsFigures, QrelsGroup
+    from tiap.agreement.qrels_models import Share as QrelsShare
     from tiap.rescore.report_models import RescoreReport
 
 #: the target pair the index quotes first (Canonical minus Raw).
@@ -52,6 +55,8 @@ class DesignWinner(_Model):
     key: str
     winners: dict[str, list[str]]
     flips: bool
+    #: the settings the family holds fixed (e.g. its retriever): what tells it apart.
+    fixed: dict[str, Any] = Field(default_factory=dict)
 
 
 class RescoreFigures(_Model):
@@ -97,7 +102,8 @@ class RescoreFigures(_Model):
             winner_flips=len(head.winner_flips),
             winner_flips_all_measures=head.n_winner_flips_all_measures,
             design=[
-                DesignWinner(key=d.key, winners=d.winner, flips=d.winner_flip) for d in head.design
+                DesignWinner(key=d.key, winners=d.winner, flips=d.winner_flip, fixed=d.fixed)
+                for d in head.design
             ],
         )
 
@@ -105,6 +111,13 @@ class RescoreFigures(_Model):
 class ExtractFigures(_Model):
     kind: Literal["extract"] = "extract"
     report: ExtractReport
+
+
+class QrelsCasesFigures(_Model):
+    """The qrels pairs drawn (``tiap cases from-qrels``)."""
+
+    kind: Literal["qrels_cases"] = "qrels_cases"
+    report: QrelsImportReport
 
 
 class SampleFigures(_Model):
@@ -180,6 +193,56 @@ def _estimate(f: AgreementFigure) -> Estimate:
     return Estimate(value=f.value, ci=f.ci, n=f.n)
 
 
+def _share(s: QrelsShare | None) -> Estimate | None:
+    return None if s is None else Estimate(value=s.value, ci=s.ci, n=s.n)
+
+
+class QrelsVerdict(_Model):
+    """One dataset's relevance-label verdict and the shares behind it."""
+
+    verdict: str
+    precision: str
+    missed: str
+    cases: int
+    annotated_relevant: int
+    negatives: int
+    confirmed: Estimate
+    confirmed_by_humans: Estimate | None = None
+    negatives_found_relevant: Estimate | None = None
+
+    @classmethod
+    def of(cls, g: QrelsGroup) -> QrelsVerdict:
+        return cls(
+            verdict=g.verdict,
+            precision=g.precision,
+            missed=g.missed,
+            cases=g.cases,
+            annotated_relevant=g.annotated_relevant,
+            negatives=g.negatives,
+            confirmed=Estimate(value=g.confirmed.value, ci=g.confirmed.ci, n=g.confirmed.n),
+            confirmed_by_humans=_share(g.confirmed_by_reference),
+            negatives_found_relevant=_share(g.negatives_found_relevant) if g.negatives else None,
+        )
+
+
+class QrelsVerdicts(_Model):
+    """The verdict of every dataset and over all of them, with the thresholds."""
+
+    min_confirmed: float
+    max_missed: float
+    overall: QrelsVerdict
+    by_dataset: dict[str, QrelsVerdict]
+
+    @classmethod
+    def of(cls, q: QrelsFigures) -> QrelsVerdicts:
+        return cls(
+            min_confirmed=q.min_confirmed,
+            max_missed=q.max_missed,
+            overall=QrelsVerdict.of(q.overall),
+            by_dataset={name: QrelsVerdict.of(g) for name, g in q.by_dataset.items()},
+        )
+
+
 class AgreementFigures(_Model):
     kind: Literal["agreement"] = "agreement"
     subset: str | None
@@ -196,6 +259,8 @@ class AgreementFigures(_Model):
     by_dataset: dict[str, Shares]
     #: share of decided cases whose majority label is the rubric's first one.
     supported_share: float | None = None
+    #: on qrels pairs: each dataset's relevance-label verdict
+    qrels: QrelsVerdicts | None = None
 
     @classmethod
     def of(cls, report: AgreementReport) -> AgreementFigures:
@@ -236,12 +301,14 @@ class AgreementFigures(_Model):
                 ds: Shares.of(g.labels) for ds, g in sorted(report.prevalence.by_dataset.items())
             },
             supported_share=report.supported_share,
+            qrels=QrelsVerdicts.of(report.qrels) if report.qrels is not None else None,
         )
 
 
 StepFigures = Annotated[
     RescoreFigures
     | ExtractFigures
+    | QrelsCasesFigures
     | SampleFigures
     | JudgeFigures
     | HumanFigures

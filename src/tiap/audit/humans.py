@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from tiap.audit.figures import HumanFigures
+from tiap.rubric import DEFAULT_RUBRIC
 
 if TYPE_CHECKING:
     from tiap.cases import Workspace
@@ -44,6 +45,8 @@ def progress_text(figures: HumanFigures) -> str:
     return ", ".join(f"{r} {n}/{figures.cases}" for r, n in figures.progress.items()) or "none yet"
 
 
-def annotate_command(workspace: str, subset: str) -> str:
-    """The command a person runs to label the subset."""
-    return f"tiap annotate tui --db {workspace} --rater YOUR_NAME --subset {subset}"
+def annotate_command(workspace: str, subset: str, rubric: str = DEFAULT_RUBRIC) -> str:
+    """The command a person runs to label the subset (with ``--rubric`` unless the
+    rubric is the default one)."""
+    command = f"tiap annotate tui --db {workspace} --rater YOUR_NAME --subset {subset}"
+    return command if rubric == DEFAULT_RUBRIC else f"{command} --rubric {rubric}"

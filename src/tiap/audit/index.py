@@ -1,15 +1,17 @@
 """``index.md`` and ``index.html`` of an audit: every step's figures and links to
 each report.
 
-Both are rendered from one list of blocks, so they always say the same thing;
-every text is HTML-escaped in the HTML. The figures come from the step records
-(:mod:`tiap.audit.steps`): for every step, those of the invocation that did its
-work, with when it ran, and when a later invocation found it already done.
+Both are rendered from one list of blocks, so they always say the same thing.
+Paragraphs and table cells quote data (paths, run, panel, judge and rater names,
+messages), so they are made inert and escaped: with :func:`tiap.text.inert_md` in
+the Markdown, with :func:`tiap.text.inert_html` in the HTML. The figures come from
+the step records (:mod:`tiap.audit.steps`): for every step, those of the
+invocation that did its work, with when it ran, and when a later invocation found
+it already done.
 """
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,12 +23,19 @@ from tiap.audit.figures import (
     ExtractFigures,
     HumanFigures,
     JudgeFigures,
+    QrelsCasesFigures,
+    QrelsVerdict,
+    QrelsVerdicts,
     RescoreFigures,
     Shares,
 )
 from tiap.audit.outcome import AuditContext
 from tiap.audit.settings import FINAL_DIR, INDEX_HTML, INDEX_MD, RESCORE_DIR, VALIDATION_DIR
 from tiap.audit.steps import StepName, StepRecord, shown_time
+from tiap.rescore.compare import fixed_label
+from tiap.rescore.figures import Figure, key_figures_of
+from tiap.rescore.html import figures_html
+from tiap.text import inert_html, inert_md
 
 
 @dataclass(frozen=True)
@@ -50,7 +59,14 @@ class Links:
     items: Sequence[tuple[str, str]]
 
 
-Block = Heading | Para | Table | Links
+@dataclass(frozen=True)
+class Figures:
+    """Inline SVG figures (built escaped by :mod:`tiap.rescore.figures`); HTML only."""
+
+    items: Sequence[Figure]
+
+
+Block = Heading | Para | Table | Links | Figures
 F = TypeVar("F")
 
 
@@ -104,7 +120,8 @@ def _rescore_blocks(rec: StepRecord, f: RescoreFigures) -> list[Block]:
     for d in f.design:
         winners = "; ".join(f"{t}: {', '.join(map(str, w))}" for t, w in d.winners.items())
         flip = " (the winner flips across targets)" if d.flips else ""
-        blocks.append(Para(f"Best {d.key} on {f.measure}: {winners}{flip}."))
+        group = f" ({fixed_label(d.fixed)})" if d.fixed else ""
+        blocks.append(Para(f"Best {d.key}{group} on {f.measure}: {winners}{flip}."))
     return blocks
 
 
@@ -139,12 +156,87 @@ def _majority_table(d: Shares) -> Table:
     return Table(["majority label", "cases", "share of decided"], rows)
 
 
+def _qrels_cases_blocks(rec: StepRecord, f: QrelsCasesFigures) -> list[Block]:
+    r = f.report
+    rows = [
+        [
+            name,
+            c.memory_type or "",
+            str(c.queries),
+            str(c.qrels_lines),
+            ", ".join(f"{s}: {c.allocation[s]}/{n}" for s, n in c.strata.items()),
+            str(c.sampled),
+            f"{c.negatives}/{c.negatives_pool}" if c.run else "",
+        ]
+        for name, c in r.datasets.items()
+    ]
+    text = (
+        f"{r.cases} annotated (query, document) pairs drawn from {r.source} "
+        f"({r.source_kind}), up to {r.per_dataset} per dataset, stratified by grade and "
+        f"spread over queries, seed {r.seed}"
+    )
+    if r.run:
+        text += f"; negatives: top-ranked documents of run {r.run} without a positive grade"
+    header = ["dataset", "type", "queries", "qrels lines", "drawn/pool by grade", "pairs"]
+    header.append("negatives drawn/pool")
+    return [
+        Heading("1. Relevance annotations: the pairs drawn"),
+        Para(f"{text} {_as_of(rec)}."),
+        Table(header, rows),
+    ]
+
+
+def _share(e: Estimate | None) -> str:
+    if e is None:
+        return ""
+    return _estimate(e) + f" (n={e.n})"
+
+
+def _verdict_row(name: str, v: QrelsVerdict) -> list[str]:
+    return [
+        name,
+        v.verdict,
+        str(v.annotated_relevant),
+        _share(v.confirmed),
+        _share(v.confirmed_by_humans),
+        str(v.negatives) if v.negatives else "",
+        _share(v.negatives_found_relevant),
+    ]
+
+
+def _qrels_verdict_blocks(q: QrelsVerdicts) -> list[Block]:
+    rows = [_verdict_row(name, v) for name, v in q.by_dataset.items()]
+    rows.append(_verdict_row("all datasets", q.overall))
+    header = ["dataset", "verdict", "annotated relevant", "confirmed (panel)"]
+    header += ["confirmed (humans)", "negatives", "negatives found relevant (panel)"]
+    return [
+        Table(header, rows),
+        Para(
+            f"'labels reliable': the confirmed share's 95% CI lower bound is at least "
+            f"{q.min_confirmed:.2f} and the negatives found relevant stay at most "
+            f"{q.max_missed:.2f}; 'labels unreliable': its upper bound is below "
+            f"{q.min_confirmed:.2f}; 'missing labels': the negatives found relevant are "
+            f"above {q.max_missed:.2f}."
+        ),
+    ]
+
+
+def _qrels_final_blocks(rec: StepRecord, f: AgreementFigures) -> list[Block]:
+    blocks: list[Block] = [
+        Heading("3. Every drawn pair: are the relevance labels right?"),
+        Para(_agreement_para(rec, f)),
+    ]
+    if f.qrels is not None:
+        blocks += _qrels_verdict_blocks(f.qrels)
+    return blocks
+
+
 def _validation_blocks(
-    rec: StepRecord, f: AgreementFigures, records: dict[StepName, StepRecord]
+    rec: StepRecord, f: AgreementFigures, records: dict[StepName, StepRecord], number: int = 3
 ) -> list[Block]:
     gate = f.gate
     blocks: list[Block] = [
-        Heading("3. Validation subset: agreement and scale gate"),
+        Heading(f"{number}. Validation subset: agreement and scale gate"),
         Para(_agreement_para(rec, f)),
         Para(
             f"Scale gate: {gate.status}"
@@ -226,9 +318,13 @@ def _blocks(
     out: Path,
 ) -> list[Block]:
     c = context
+    if c.mode == "qrels":
+        what = f"Source {c.bundle} (datasets {c.dataset})"
+    else:
+        what = f"Bundle {c.bundle} (dataset {c.dataset})"
     blocks: list[Block] = [
         Para(
-            f"Bundle {c.bundle} (dataset {c.dataset}); panel {c.panel} "
+            f"{what}; panel {c.panel} "
             f"({', '.join(c.judges)}); rubric {c.rubric} ({c.rubric_hash[:12]}); "
             f"workspace {c.workspace}."
         ),
@@ -242,24 +338,45 @@ def _blocks(
             _step_rows(records),
         )
     )
-    links = [
-        ("rescore report", f"{RESCORE_DIR}/report.md"),
-        ("per-query scores", f"{RESCORE_DIR}/per_query.csv"),
-    ]
+    links = []
+    if c.mode != "qrels":
+        links += [
+            ("rescore report", f"{RESCORE_DIR}/report.md"),
+            ("per-query scores", f"{RESCORE_DIR}/per_query.csv"),
+        ]
+        if (out / RESCORE_DIR / "report.html").exists():
+            links.insert(1, ("rescore report (HTML, with figures)", f"{RESCORE_DIR}/report.html"))
     for name, sub in (("validation agreement", VALIDATION_DIR), ("final report", FINAL_DIR)):
         if (out / sub / "report.html").exists():
             links.append((name, f"{sub}/report.html"))
             links.append((f"{name} (markdown)", f"{sub}/report.md"))
     blocks.append(Links(links))
     by_name = {r.step: r for r in records}
+    if c.mode == "qrels":
+        return blocks + _qrels_mode_blocks(by_name)
     if rescore := _latest(by_name, StepName.RESCORE, RescoreFigures):
         blocks += _rescore_blocks(*rescore)
+        blocks.append(Figures(key_figures_of(out / RESCORE_DIR / "report.json")))
     if cases := _latest(by_name, StepName.EXTRACT, ExtractFigures):
         blocks += _cases_blocks(*cases)
     if valid := _latest(by_name, StepName.VALIDATION, AgreementFigures):
         blocks += _validation_blocks(*valid, by_name)
     if final := _latest(by_name, StepName.FINAL, AgreementFigures):
         blocks += _final_blocks(*final)
+    return blocks
+
+
+def _qrels_mode_blocks(by_name: dict[StepName, StepRecord]) -> list[Block]:
+    blocks: list[Block] = []
+    if drawn := _latest(by_name, StepName.EXTRACT, QrelsCasesFigures):
+        blocks += _qrels_cases_blocks(*drawn)
+    if valid := _latest(by_name, StepName.VALIDATION, AgreementFigures):
+        blocks += _validation_blocks(*valid, by_name, number=2)
+        if valid[1].qrels is not None:
+            blocks.append(Para("On the validation subset:"))
+            blocks += _qrels_verdict_blocks(valid[1].qrels)
+    if final := _latest(by_name, StepName.FINAL, AgreementFigures):
+        blocks += _qrels_final_blocks(*final)
     return blocks
 
 
@@ -278,19 +395,19 @@ def _md(blocks: Sequence[Block]) -> str:
         if isinstance(b, Heading):
             out += [f"## {b.text}", ""]
         elif isinstance(b, Para):
-            out += [b.text, ""]
+            out += [inert_md(b.text), ""]
         elif isinstance(b, Table):
-            out.append("| " + " | ".join(b.header) + " |")
+            out.append("| " + " | ".join(inert_md(h) for h in b.header) + " |")
             out.append("|" + "|".join("---" for _ in b.header) + "|")
-            out += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in b.rows]
+            out += ["| " + " | ".join(inert_md(c) for c in row) + " |" for row in b.rows]
             out.append("")
-        else:
+        elif isinstance(b, Links):
             out += [f"- [{name}]({href})" for name, href in b.items] + [""]
     return "\n".join(out)
 
 
 def _html(blocks: Sequence[Block]) -> str:
-    e = html.escape
+    e = inert_html
     out = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8"><title>tiap audit</title>',
@@ -309,6 +426,8 @@ def _html(blocks: Sequence[Block]) -> str:
             out.append("<table><tr>" + "".join(f"<th>{e(h)}</th>" for h in b.header) + "</tr>")
             out += ["<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>" for row in b.rows]
             out.append("</table>")
+        elif isinstance(b, Figures):
+            out.append(figures_html(b.items))
         else:
             out.append(
                 "<ul>"

@@ -30,6 +30,9 @@ class AuditContext(BaseModel):
     workspace: str
     subset: str
     humans: Literal["required", "skip"]
+    #: ``contested`` credits, or ``qrels`` (relevance annotations; ``bundle`` is then
+    #: the source and ``dataset`` its datasets)
+    mode: Literal["contested", "qrels"] = "contested"
 
 
 class AuditOutcome(BaseModel):
@@ -63,6 +66,14 @@ class AuditOutcome(BaseModel):
         """Share of relaxed credit that is fully supported (the final report's
         majority ``supports`` among decided cases); ``None`` before the final report."""
         return self.final.supported_share if self.final is not None else None
+
+    @property
+    def qrels_verdicts(self) -> dict[str, str] | None:
+        """Each dataset's relevance-label verdict (the final report's, in qrels mode);
+        ``None`` before the final report or in the contested mode."""
+        if self.final is None or self.final.qrels is None:
+            return None
+        return {name: g.verdict for name, g in self.final.qrels.by_dataset.items()}
 
     def step(self, name: StepName | str) -> StepRecord | None:
         """The record of one step, or ``None`` if the audit has not reached it."""

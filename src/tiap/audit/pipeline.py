@@ -16,6 +16,12 @@ Steps, each safe to run again:
 9. **index**: ``index.md`` and ``index.html`` linking everything, with every
    step's figures from the invocation that did its work (kept in the state file).
 
+In qrels mode (``mode="qrels"``, the LMEB procedure of auditing relevance
+labels) steps 1-2 are one: **draw qrels pairs** from the source into the
+workspace as the subset ``qrels_subset`` (:mod:`tiap.audit.qrels_steps`); the
+validation subset is drawn from those pairs, step 7 judges every drawn pair, and
+the reports add each dataset's relevance-label verdict.
+
 The pipeline only wires the packages together: each step calls their Python
 API. :func:`run_audit_async` is the API; :func:`run_audit` runs it from
 synchronous code, also inside a running event loop (a notebook).
@@ -39,6 +45,7 @@ from tiap.audit.figures import (
 from tiap.audit.humans import annotate_command, human_progress, progress_text
 from tiap.audit.index import write_index
 from tiap.audit.outcome import AuditContext, AuditOutcome, AuditStatus
+from tiap.audit.qrels_steps import QrelsSteps, final_detail
 from tiap.audit.settings import (
     FINAL_DIR,
     RESCORE_DIR,
@@ -64,7 +71,7 @@ Say = Callable[[str], None]
 __all__ = ["Say", "run_audit", "run_audit_async"]
 
 
-class _Audit:
+class _Audit(QrelsSteps):
     """One invocation of the audit: its settings, the state and the step records."""
 
     def __init__(self, settings: AuditSettings, say: Say, state: AuditState) -> None:
@@ -78,7 +85,7 @@ class _Audit:
     def _record(self, name: StepName) -> StepRecord:
         rec = self.state.steps.get(name)
         if rec is None:
-            rec = StepRecord(step=name, title=step_title(name, self.s.subset))
+            rec = StepRecord(step=name, title=step_title(name, self.s.subset, self.s.mode))
             self.state.steps[name] = rec
         return rec
 
@@ -156,7 +163,7 @@ class _Audit:
                 f"{report.contested} cases at k={report.k}, {report.added} new",
                 ExtractFigures(report=report),
             )
-        if ws.count_cases() == 0:
+        if ws.count_cases("contested") == 0:
             raise TiapError(
                 f"no contested credits in {self.s.bundle} at k={report.k}: nothing to judge "
                 "(the rescore report is in " + str(self.s.out / RESCORE_DIR) + ")"
@@ -197,6 +204,7 @@ class _Audit:
             overlap=overlap_n,
             seed=self.s.seed,
             from_runs=self.s.from_runs,
+            kind=self.s.mode,
         )
         self.ran(
             StepName.SAMPLE,
@@ -212,14 +220,21 @@ class _Audit:
         )
 
     async def judge(
-        self, ws: Workspace, panel: Panel, rubric: Rubric, subset: str | None, force: bool
+        self,
+        ws: Workspace,
+        panel: Panel,
+        rubric: Rubric,
+        subset: str | None,
+        force: bool,
+        step: StepName | None = None,
     ) -> bool:
         """Judge; returns False when the budget stopped the run. Beyond the validation
-        subset the plan applies the scale gate (``force`` goes past it, recorded)."""
+        subset the plan applies the scale gate (``force`` goes past it, recorded).
+        ``step``: the step it is (default: the subset's, or every case's)."""
         from tiap.judge import plan_run
         from tiap.judge.progress import execute_with_progress
 
-        name = StepName.JUDGE_SUBSET if subset is not None else StepName.JUDGE_ALL
+        name = step or (StepName.JUDGE_SUBSET if subset is not None else StepName.JUDGE_ALL)
         plan = plan_run(ws, panel, rubric, subset=subset, force=force)
         forced = plan.gate.forced
         if plan.gate_note:
@@ -264,11 +279,20 @@ class _Audit:
             )
             return None
         self.checked(StepName.HUMANS, "waiting", progress_text(figures), figures)
-        return annotate_command(str(s.workspace), s.subset)
+        return annotate_command(str(s.workspace), s.subset, s.rubric_name)
 
     def agreement(
-        self, ws: Workspace, rubric: Rubric, judges: list[str], subset: str | None, out: Path
+        self,
+        ws: Workspace,
+        rubric: Rubric,
+        judges: list[str],
+        subset: str | None,
+        out: Path,
+        *,
+        gate: bool | None = None,
     ) -> AgreementReport:
+        """The agreement report on ``subset`` (every case: ``None``); its gate verdict
+        is recorded when ``gate`` (default: for a subset)."""
         from tiap.agreement import compute_report, labels_from_workspace, record_gate, write_report
 
         table = labels_from_workspace(ws, subset=subset)
@@ -288,9 +312,12 @@ class _Audit:
             seed=self.s.seed,
             min_fleiss=self.s.min_fleiss,
             min_judge_kappa=self.s.min_judge_kappa,
+            min_confirmed=self.s.min_confirmed,
+            max_missed=self.s.max_missed,
         )
         write_report(report, out)
-        if subset is not None:
+        record = subset is not None if gate is None else gate
+        if record:
             record_gate(ws, report)
         return report
 
@@ -298,12 +325,16 @@ class _Audit:
 async def run_audit_async(settings: AuditSettings, say: Say = print) -> AuditOutcome:
     """Run (or continue) an audit; see the module doc for the steps. ``say``
     receives one line per step (and warnings)."""
+    from tiap.agreement.qrels import check_share_threshold
     from tiap.cases import Workspace
+    from tiap.cases.qrels_source import read_source
     from tiap.judge import load_panel
     from tiap.rubric import load_rubric
     from tiap.traces.bundle import read_bundle
 
     s = settings
+    check_share_threshold("min_confirmed", s.min_confirmed)
+    check_share_threshold("max_missed", s.max_missed)
     if s.humans == "skip" and s.reference is not None:
         raise TiapError(
             "--reference names the human reference, and --no-humans leaves human labels "
@@ -312,16 +343,22 @@ async def run_audit_async(settings: AuditSettings, say: Say = print) -> AuditOut
     started = utc_now()
     s.out.mkdir(parents=True, exist_ok=True)
     panel = load_panel(s.panel)
-    rubric = load_rubric(s.rubric)
+    rubric = load_rubric(s.rubric_name)
+    rubric.require_case_kind(s.mode)
     judges = [j.name for j in panel.judges]
     state, warning = read_state(s.out)
     if warning:
         say(f"warning: {warning}")
     audit = _Audit(s, say, state.for_context(s.context_key()))
-    bundle = read_bundle(s.bundle)
+    if s.mode == "qrels":
+        source = read_source(s.bundle)
+        dataset = ", ".join(t.dataset for t in source.tasks)
+    else:
+        bundle = read_bundle(s.bundle)
+        dataset = bundle.config.dataset
     context = AuditContext(
         bundle=str(s.bundle),
-        dataset=bundle.config.dataset,
+        dataset=dataset,
         panel=panel.name,
         judges=judges,
         rubric=rubric.id,
@@ -329,6 +366,7 @@ async def run_audit_async(settings: AuditSettings, say: Say = print) -> AuditOut
         workspace=str(s.workspace),
         subset=s.subset,
         humans=s.humans,
+        mode=s.mode,
     )
     reports: dict[str, AgreementReport] = {}
 
@@ -348,44 +386,70 @@ async def run_audit_async(settings: AuditSettings, say: Say = print) -> AuditOut
             final=reports.get("final"),
         )
 
+    if s.mode == "qrels":
+        await asyncio.sleep(0)  # a point where Ctrl-C (cancellation) takes effect
+        with Workspace(s.workspace) as ws:
+            audit.qrels_cases(ws, source)
+            status = await _validate_and_scale(
+                audit, ws, panel, rubric, judges, reports, s.qrels_subset
+            )
+    else:
+        audit.rescore(bundle)
+        await asyncio.sleep(0)  # a point where Ctrl-C (cancellation) takes effect
+        with Workspace(s.workspace) as ws:
+            audit.extract(bundle, ws)
+            status = await _validate_and_scale(audit, ws, panel, rubric, judges, reports, None)
+    return finish(*status)
+
+
+async def _validate_and_scale(
+    audit: _Audit,
+    ws: Workspace,
+    panel: Panel,
+    rubric: Rubric,
+    judges: list[str],
+    reports: dict[str, AgreementReport],
+    every: str | None,
+) -> tuple[AuditStatus, str, str | None]:
+    """The validation subset, its judges, human labels, the gate, then judging
+    ``every`` case (a subset's name; ``None``: the workspace's) and the final report.
+    Returns how the audit ends: (status, message, next command)."""
+    s = audit.s
     budget = "stopped by --max-cost; run the same command to continue"
-    audit.rescore(bundle)
-    await asyncio.sleep(0)  # a point where Ctrl-C (cancellation) takes effect
-    with Workspace(s.workspace) as ws:
-        audit.extract(bundle, ws)
-        audit.sample(ws)
-        if not await audit.judge(ws, panel, rubric, s.subset, force=False):
-            return finish("budget", budget)
-        command = audit.humans(ws)
-        if command is not None:
-            return finish(
-                "waiting",
-                "human labels are needed on the validation subset before the gate; "
-                "label them, then run the same audit command again",
-                command,
-            )
-        val = audit.agreement(ws, rubric, judges, s.subset, s.out / VALIDATION_DIR)
-        reports["validation"] = val
-        gate = val.gate
-        audit.checked(
-            StepName.VALIDATION,
-            "done" if gate.passed else "failed",
-            gate.status + ("" if gate.passed else ": " + "; ".join(gate.failures)),
-            AgreementFigures.of(val),
+    audit.sample(ws)
+    if not await audit.judge(ws, panel, rubric, s.subset, force=False):
+        return "budget", budget, None
+    command = audit.humans(ws)
+    if command is not None:
+        return (
+            "waiting",
+            "human labels are needed on the validation subset before the gate; "
+            "label them, then run the same audit command again",
+            command,
         )
-        if not gate.passed and not s.force:
-            return finish(
-                "gate_failed",
-                "the scale gate failed: "
-                + "; ".join(gate.failures)
-                + " (see validation/report.md; improve the panel or rubric, or use --force)",
-            )
-        if not await audit.judge(ws, panel, rubric, None, force=s.force):
-            return finish("budget", budget)
-        final = audit.agreement(ws, rubric, judges, None, s.out / FINAL_DIR)
-        reports["final"] = final
-        audit.checked(StepName.FINAL, "done", f"{final.n_cases} cases", AgreementFigures.of(final))
-    return finish("complete", "audit complete")
+    val = audit.agreement(ws, rubric, judges, s.subset, s.out / VALIDATION_DIR)
+    reports["validation"] = val
+    gate = val.gate
+    audit.checked(
+        StepName.VALIDATION,
+        "done" if gate.passed else "failed",
+        gate.status + ("" if gate.passed else ": " + "; ".join(gate.failures)),
+        AgreementFigures.of(val),
+    )
+    if not gate.passed and not s.force:
+        return (
+            "gate_failed",
+            "the scale gate failed: "
+            + "; ".join(gate.failures)
+            + " (see validation/report.md; improve the panel or rubric, or use --force)",
+            None,
+        )
+    if not await audit.judge(ws, panel, rubric, every, force=s.force, step=StepName.JUDGE_ALL):
+        return "budget", budget, None
+    final = audit.agreement(ws, rubric, judges, every, s.out / FINAL_DIR, gate=False)
+    reports["final"] = final
+    audit.checked(StepName.FINAL, "done", final_detail(final), AgreementFigures.of(final))
+    return "complete", "audit complete", None
 
 
 def run_audit(settings: AuditSettings, say: Say = print) -> AuditOutcome:

@@ -4,10 +4,26 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, field_validator, model_validator
+
+from tiap.cases.events import kappa_threshold_problem
+from tiap.errors import TiapError
+from tiap.limits import (
+    MAX_RESAMPLES,
+    MAX_RESCORE_RESAMPLES,
+    LimitError,
+    check_cases,
+    check_cost,
+    check_k,
+    check_resamples,
+    check_seed,
+)
+
+T = TypeVar("T")
 
 STATE_FILE = "audit_state.json"
 WORKSPACE_FILE = "workspace.sqlite"
@@ -18,12 +34,24 @@ INDEX_MD = "index.md"
 INDEX_HTML = "index.html"
 
 
+AuditMode = Literal["contested", "qrels"]
+
+#: the rubric of each mode, unless one is given.
+MODE_RUBRICS: dict[str, str] = {"contested": "contested-credit", "qrels": "qrels-relevance"}
+
+
 class AuditSettings(BaseModel):
     """Everything that shapes an audit. Defaults are the paper's.
 
     ``humans="skip"`` (``--no-humans``) does not wait for human labels, and the
     agreement reports then leave every human label out: the gate is on judge
     agreement only.
+
+    ``mode="qrels"`` audits relevance annotations instead (the LMEB procedure):
+    ``bundle`` is then any SOURCE of ``tiap cases from-qrels`` (an LMEB/BEIR task
+    directory, a tree of them, or a trace bundle); ``per_dataset``, ``negatives``
+    and ``run`` shape the draw of pairs (stored as subset ``qrels_subset``), and
+    ``min_confirmed`` / ``max_missed`` are the thresholds of each dataset's verdict.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -31,13 +59,15 @@ class AuditSettings(BaseModel):
     bundle: Path
     out: Path
     panel: str
+    mode: AuditMode = "contested"
     db: Path | None = None
-    rubric: str = "contested-credit"
-    k: int | None = Field(default=None, ge=1)
+    #: the rubric's name or file; default: the mode's (``MODE_RUBRICS``)
+    rubric: str | None = None
+    k: int | None = None
     ks: str = "10,60"
     subset: str = "validation"
-    n: int = Field(default=115, ge=1)
-    overlap: int | None = Field(default=None, ge=0)
+    n: int = 115
+    overlap: int | None = None
     seed: int = 1337
     from_runs: list[str] | None = None
     humans: Literal["required", "skip"] = "required"
@@ -46,13 +76,97 @@ class AuditSettings(BaseModel):
     min_judge_kappa: float = 0.60
     rescore_resamples: int = 3000
     agreement_resamples: int = 1000
-    max_cost: float | None = Field(default=None, ge=0)
+    max_cost: float | None = None
     force: bool = False
     progress: bool = True
+    # qrels mode
+    per_dataset: int = 100
+    negatives: int = 0
+    run: str | None = None
+    qrels_subset: str = "qrels"
+    min_confirmed: float = 0.90
+    max_missed: float = 0.10
+
+    # Every number goes through the checks the command line and the steps' own APIs
+    # use (tiap.limits), so a bad setting fails here, before any step runs.
+    @field_validator("k", mode="before")
+    @classmethod
+    def _k(cls, value: object) -> int | None:
+        return None if value is None else _checked(check_k, value)
+
+    @field_validator("ks")
+    @classmethod
+    def _ks(cls, value: str) -> str:
+        from tiap.rescore.metrics import parse_ks
+
+        try:
+            parse_ks(value)
+        except TiapError as exc:
+            raise ValueError(str(exc)) from None
+        return value
+
+    @field_validator("n", mode="before")
+    @classmethod
+    def _n(cls, value: object) -> int:
+        return _checked(check_cases, value)
+
+    @field_validator("overlap", mode="before")
+    @classmethod
+    def _overlap(cls, value: object) -> int | None:
+        return None if value is None else _checked(check_cases, value, minimum=0)
+
+    @field_validator("per_dataset", mode="before")
+    @classmethod
+    def _per_dataset(cls, value: object) -> int:
+        return _checked(check_cases, value)
+
+    @field_validator("negatives", mode="before")
+    @classmethod
+    def _negatives(cls, value: object) -> int:
+        return _checked(check_cases, value, minimum=0)
+
+    @field_validator("seed", mode="before")
+    @classmethod
+    def _seed(cls, value: object) -> int:
+        return _checked(check_seed, value)
+
+    @field_validator("min_fleiss", "min_judge_kappa", mode="before")
+    @classmethod
+    def _kappa(cls, value: object) -> float:
+        problem = kappa_threshold_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
+        return float(value)  # type: ignore[arg-type]
+
+    @field_validator("rescore_resamples", mode="before")
+    @classmethod
+    def _rescore_resamples(cls, value: object) -> int:
+        return _checked(check_resamples, value, minimum=1, maximum=MAX_RESCORE_RESAMPLES)
+
+    @field_validator("agreement_resamples", mode="before")
+    @classmethod
+    def _agreement_resamples(cls, value: object) -> int:
+        return _checked(check_resamples, value, minimum=0, maximum=MAX_RESAMPLES)
+
+    @field_validator("max_cost", mode="before")
+    @classmethod
+    def _max_cost(cls, value: object) -> float | None:
+        return None if value is None else _checked(check_cost, value)
+
+    @model_validator(mode="after")
+    def _overlap_within_n(self) -> AuditSettings:
+        if self.overlap is not None and self.overlap > self.n:
+            raise ValueError(f"overlap ({self.overlap}) cannot exceed n ({self.n})")
+        return self
 
     @property
     def workspace(self) -> Path:
         return self.db if self.db is not None else self.out / WORKSPACE_FILE
+
+    @property
+    def rubric_name(self) -> str:
+        """The rubric given, or the mode's."""
+        return self.rubric if self.rubric is not None else MODE_RUBRICS[self.mode]
 
     def context_key(self) -> str:
         """A hash of the settings that decide *what* the steps work on: the bundle,
@@ -61,15 +175,27 @@ class AuditSettings(BaseModel):
         verdicts (thresholds, the reference, ``humans``, ``force``, the budget),
         the draw of a subset that is kept once drawn (``n``, ``overlap``, ``seed``,
         ``from_runs``) or the rescore, which has a fingerprint of its own."""
-        data = {
+        data: dict[str, object] = {
             "bundle": str(self.bundle),
             "workspace": str(self.workspace),
             "panel": self.panel,
-            "rubric": self.rubric,
+            "rubric": self.rubric_name,
             "k": self.k,
             "subset": self.subset,
         }
+        if self.mode != "contested":  # the contested audit's key is as it was
+            data["mode"] = self.mode
+            data["qrels_subset"] = self.qrels_subset
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+
+
+def _checked(check: Callable[..., T], value: object, **limits: Any) -> T:
+    """``check("", value, **limits)`` with its problem as the ``ValueError`` pydantic
+    reports under the field's name."""
+    try:
+        return check("", value, **limits)
+    except LimitError as exc:
+        raise ValueError(exc.problem) from None
 
 
 def rescore_fingerprint(settings: AuditSettings) -> str:

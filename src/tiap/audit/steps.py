@@ -23,6 +23,7 @@ class StepName(StrEnum):
     """The audit's steps, in the order they run."""
 
     RESCORE = "rescore"
+    #: the cases: contested credits extracted, or (qrels mode) qrels pairs drawn
     EXTRACT = "extract"
     SAMPLE = "sample"
     JUDGE_SUBSET = "judge_subset"
@@ -38,16 +39,16 @@ class StepName(StrEnum):
 StepStatus = Literal["done", "skipped", "waiting", "stopped", "failed"]
 
 
-def step_title(step: StepName, subset: str) -> str:
+def step_title(step: StepName, subset: str, mode: str = "contested") -> str:
     """How the step is named in messages and in the index."""
     titles = {
         StepName.RESCORE: "rescore",
-        StepName.EXTRACT: "extract contested credits",
+        StepName.EXTRACT: "draw qrels pairs" if mode == "qrels" else "extract contested credits",
         StepName.SAMPLE: "validation subset",
         StepName.JUDGE_SUBSET: f"judge subset '{subset}'",
         StepName.HUMANS: "human labels",
         StepName.VALIDATION: "validation agreement and gate",
-        StepName.JUDGE_ALL: "judge every case",
+        StepName.JUDGE_ALL: "judge every sampled pair" if mode == "qrels" else "judge every case",
         StepName.FINAL: "final report",
     }
     return titles[step]

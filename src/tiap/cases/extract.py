@@ -1,20 +1,23 @@
 """Contested-credit extraction (DESIGN.md, "cases").
 
-For every (run, query) of a bundle, with the run's ranking cut at ``k``:
+For every (run, query) of a bundle, with the run's ranking cut at ``k``, the
+ranks and target sets are those of :class:`tiap.rescore.TargetIndex`, the
+index every measure is computed from:
 
 - a memory *counts* only at its first occurrence in the ranking: later
-  repeats are dropped and the ranks close up (as in a TREC run file, and as
-  :mod:`tiap.rescore` ranks them); a memory is in the top k when its 1-based
-  rank is at most ``k``;
-- a target *gets credit* when at least one of its members is in the top k;
-- the pair is **contested** when Raw gets no credit while Source and Canonical
-  both do. The credited memory is the highest-ranked member of the Canonical
-  target.
+  repeats are dropped and the ranks close up (as in a TREC run file); a
+  memory is in the top k when its 1-based rank is at most ``k``;
+- a target *gets credit* when at least one of its members is in the top k
+  (``hit@k`` = 1 in ``per_query.csv``);
+- the pair is **contested** under a :class:`ContestedRule` over named
+  targets. The paper's rule (:data:`PAPER_RULE`): no member of target ``raw``
+  within k, at least one of ``source`` and one of ``canonical``; the credited
+  memory is the highest-ranked member of ``canonical``.
 
 Pairs that cannot be contested are counted, never silently dropped: a query
-whose Raw or Canonical target is empty on the run's store (``empty_target``),
-and a query the run has no ranking for (``no_ranking``; it is treated as an
-empty ranking, so it cannot be contested either).
+whose target set is empty for a target the rule names (``empty_target``), and
+a query the run has no ranking for (``no_ranking``; it is treated as an empty
+ranking, so it cannot be contested either).
 
 ``case_id`` is a hash of (dataset, run, query, memory), so extracting the same
 bundle twice gives the same ids and the workspace keeps one row per case.
@@ -25,17 +28,84 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from tiap.cases.models import RANK_BUCKETS, Case, EvidenceItem, rank_bucket
 from tiap.cases.workspace import Workspace
 from tiap.errors import TiapError
-from tiap.rescore.targets import target_sets
+from tiap.limits import check_k
+from tiap.rescore.index import RunIndex, TargetIndex
+from tiap.rescore.targets import CANONICAL, RAW, SOURCE
 from tiap.traces.bundle import Bundle
 
 #: Bucket names in report order (the paper's strata, then anything past 60).
 BUCKET_ORDER: tuple[str, ...] = (*(name for name, _, _ in RANK_BUCKETS), "61+")
+#: The bucket only ranks past 60 fall in (left out of the counts when empty).
+OVERFLOW_BUCKET = "61+"
+
+
+@dataclass(frozen=True)
+class ContestedRule:
+    """When a (run, query) is a contested credit, over named targets.
+
+    Contested: no member of any ``missed`` target within k, and at least one
+    member of every ``credited`` target within k. The credited memory is the
+    highest-ranked member of ``credit_from`` (one of ``credited``). A query
+    whose set is empty for any target the rule names cannot be contested.
+    """
+
+    missed: tuple[str, ...]
+    credited: tuple[str, ...]
+    credit_from: str
+
+    def __post_init__(self) -> None:
+        if not self.missed or not self.credited:
+            raise TiapError("a contested rule needs a target that misses and one that credits")
+        if self.credit_from not in self.credited:
+            raise TiapError(
+                f"the credited memory comes from '{self.credit_from}', which must be one of "
+                f"the crediting targets ({', '.join(self.credited)})"
+            )
+        both = sorted(set(self.missed) & set(self.credited))
+        if both:
+            raise TiapError(f"target '{both[0]}' cannot both miss and credit")
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        """Every target the rule names: the missed ones, ``credit_from``, the other credited."""
+        return tuple(dict.fromkeys((*self.missed, self.credit_from, *self.credited)))
+
+
+#: The paper's rule: Raw misses in the top k while Source and Canonical give credit.
+PAPER_RULE = ContestedRule(missed=(RAW,), credited=(SOURCE, CANONICAL), credit_from=CANONICAL)
+
+
+@dataclass(frozen=True)
+class Outcomes:
+    """What the rule makes of each query of one run (boolean masks in query order; every
+    query is in exactly one of the four)."""
+
+    empty_target: np.ndarray
+    missed_credited: np.ndarray
+    credit_missed: np.ndarray
+    contested: np.ndarray
+
+
+def classify(rule: ContestedRule, ranks: RunIndex, k: int) -> Outcomes:
+    """Apply ``rule`` at cut-off ``k`` to every query of one run, through its index."""
+    empty = np.zeros(len(ranks.query_ids), dtype=bool)
+    for t in rule.targets:
+        empty |= ranks.size(t) == 0
+    any_missed_hit = np.logical_or.reduce([ranks.hit(t, k) for t in rule.missed])
+    every_credit_hit = np.logical_and.reduce([ranks.hit(t, k) for t in rule.credited])
+    missed_credited = ~empty & any_missed_hit
+    credit_missed = ~empty & ~missed_credited & ~every_credit_hit
+    contested = ~empty & ~missed_credited & ~credit_missed
+    return Outcomes(empty, missed_credited, credit_missed, contested)
 
 
 def case_id_for(dataset: str, run: str, query_id: str, memory_id: str) -> str:
@@ -44,13 +114,14 @@ def case_id_for(dataset: str, run: str, query_id: str, memory_id: str) -> str:
     return "c-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
 
 
-def first_ranks(ranking: Sequence[str]) -> dict[str, int]:
-    """``memory_id -> 1-based rank`` once later repeats are dropped (ranks close up)."""
-    return {mid: rank for rank, mid in enumerate(dict.fromkeys(ranking), start=1)}
-
-
 class RunCounts(BaseModel):
-    """What happened to one run's queries."""
+    """What happened to one run's queries.
+
+    Under the paper's rule ``raw_credited`` counts queries where Raw gets credit
+    and ``canonical_missed`` those where Source or Canonical does not; under
+    another rule, those where a missed target gets credit and where a crediting
+    target does not.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
@@ -78,6 +149,19 @@ class ExtractReport(BaseModel):
     already_present: int = 0
 
 
+def _cutoff(bundle: Bundle, k: int | None) -> int:
+    return check_k("k", bundle.config.k if k is None else k)
+
+
+def _chosen_runs(bundle: Bundle, runs: Sequence[str] | None) -> list[str]:
+    names = list(bundle.config.runs) if runs is None else list(runs)
+    unknown = [r for r in names if r not in bundle.config.runs]
+    if unknown:
+        known = ", ".join(bundle.config.runs) or "none"
+        raise TiapError(f"unknown run(s) {', '.join(unknown)} (bundle runs: {known})")
+    return names
+
+
 def _evidence(bundle: Bundle, source_ids: Iterable[str]) -> list[EvidenceItem]:
     items = []
     for sid in dict.fromkeys(source_ids):
@@ -86,95 +170,107 @@ def _evidence(bundle: Bundle, source_ids: Iterable[str]) -> list[EvidenceItem]:
     return items
 
 
+@dataclass(frozen=True)
+class _RunView:
+    """One run's index read for the rule's targets, as plain lists (query order)."""
+
+    ranks: RunIndex
+    sizes: dict[str, list[int]]
+    first_ranks: dict[str, list[int]]
+
+    @classmethod
+    def of(cls, ranks: RunIndex, rule: ContestedRule) -> _RunView:
+        return cls(
+            ranks=ranks,
+            sizes={t: ranks.size(t).tolist() for t in rule.targets},
+            first_ranks={t: ranks.first_rank(t).tolist() for t in rule.targets},
+        )
+
+
+def _case(bundle: Bundle, view: _RunView, rule: ContestedRule, query: int, k: int) -> Case:
+    """The contested case of one query of one run: its credited memory and what a rater
+    needs to judge it."""
+    run, store = view.ranks.run, view.ranks.sets.store
+    dataset = bundle.config.dataset
+    q = bundle.queries[query]
+    rank = view.first_ranks[rule.credit_from][query]
+    memory_id = view.ranks.memory_at(query, rank)
+    mem = bundle.memories(store)[memory_id]
+    metadata: dict[str, Any] = {"retriever": bundle.run_config(run).retriever}
+    metadata |= {f"{t}_target_size": view.sizes[t][query] for t in rule.targets}
+    metadata |= {f"first_{t}_rank": view.first_ranks[t][query] or None for t in rule.missed}
+    return Case(
+        case_id=case_id_for(dataset, run, q.query_id, memory_id),
+        dataset=dataset,
+        run=run,
+        store=store,
+        query_id=q.query_id,
+        query_index=query,
+        question=q.question,
+        answer=q.answer,
+        category=q.category,
+        conversation_id=q.conversation_id,
+        evidence=_evidence(bundle, q.evidence),
+        memory_id=memory_id,
+        memory_text=mem.text,
+        memory_source_ids=list(mem.source_ids),
+        rank=rank,
+        rank_bucket=rank_bucket(rank),
+        k=k,
+        metadata=metadata,
+    )
+
+
+def _run_counts(ranks: RunIndex, outcomes: Outcomes, cases: Sequence[Case]) -> RunCounts:
+    buckets = dict.fromkeys(BUCKET_ORDER, 0)
+    for c in cases:
+        buckets[c.rank_bucket] += 1
+    if not buckets[OVERFLOW_BUCKET]:
+        del buckets[OVERFLOW_BUCKET]
+    return RunCounts(
+        store=ranks.sets.store,
+        queries=len(ranks.query_ids),
+        no_ranking=int((~ranks.ranked.present).sum()),
+        empty_target=int(outcomes.empty_target.sum()),
+        raw_credited=int(outcomes.missed_credited.sum()),
+        canonical_missed=int(outcomes.credit_missed.sum()),
+        contested=len(cases),
+        buckets=buckets,
+    )
+
+
+def _report(dataset: str, k: int, counts: dict[str, RunCounts], contested: int) -> ExtractReport:
+    buckets = {b: sum(rc.buckets.get(b, 0) for rc in counts.values()) for b in BUCKET_ORDER}
+    if not buckets[OVERFLOW_BUCKET]:
+        del buckets[OVERFLOW_BUCKET]
+    return ExtractReport(dataset=dataset, k=k, runs=counts, buckets=buckets, contested=contested)
+
+
 def find_contested(
-    bundle: Bundle, *, k: int | None = None, runs: Sequence[str] | None = None
+    bundle: Bundle,
+    *,
+    k: int | None = None,
+    runs: Sequence[str] | None = None,
+    rule: ContestedRule = PAPER_RULE,
 ) -> tuple[list[Case], ExtractReport]:
     """Every contested (run, query) of ``bundle`` at cut-off ``k`` (default: the bundle's).
 
     Cases come out ordered by run (bundle order), then query order in ``queries.jsonl``.
     """
-    cut = bundle.config.k if k is None else k
-    if cut < 1:
-        raise TiapError(f"k must be at least 1 (got {cut})")
-    names = list(bundle.config.runs) if runs is None else list(runs)
-    unknown = [r for r in names if r not in bundle.config.runs]
-    if unknown:
-        known = ", ".join(bundle.config.runs) or "none"
-        raise TiapError(f"unknown run(s) {', '.join(unknown)} (bundle runs: {known})")
-    dataset = bundle.config.dataset
-    targets_by_store: dict[str, dict[str, dict[str, frozenset[str]]]] = {}
+    cut = _cutoff(bundle, k)
+    names = _chosen_runs(bundle, runs)
+    index = TargetIndex(bundle, rule.targets)
     cases: list[Case] = []
     counts: dict[str, RunCounts] = {}
     for run in names:
-        store = bundle.run_store(run)
-        if store not in targets_by_store:
-            targets_by_store[store] = target_sets(bundle, store)
-        targets = targets_by_store[store]
-        memories = bundle.memories(store)
-        rankings = bundle.rankings(run)
-        rc = RunCounts(store=store, buckets=dict.fromkeys(BUCKET_ORDER, 0))
-        for index, q in enumerate(bundle.queries):
-            rc.queries += 1
-            raw, source, canon = (targets[t][q.query_id] for t in ("raw", "source", "canonical"))
-            ranking = rankings.get(q.query_id)
-            if ranking is None:
-                rc.no_ranking += 1
-                ranking = []
-            if not raw or not canon:
-                rc.empty_target += 1
-                continue
-            ranks = first_ranks(ranking)
-            top = {mid for mid, r in ranks.items() if r <= cut}
-            if top & raw:
-                rc.raw_credited += 1
-                continue
-            if not (top & canon and top & source):
-                rc.canonical_missed += 1
-                continue
-            memory_id = min(top & canon, key=lambda m: ranks[m])
-            rank = ranks[memory_id]
-            bucket = rank_bucket(rank)
-            mem = memories[memory_id]
-            raw_ranks = sorted(ranks[m] for m in raw if m in ranks)
-            cases.append(
-                Case(
-                    case_id=case_id_for(dataset, run, q.query_id, memory_id),
-                    dataset=dataset,
-                    run=run,
-                    store=store,
-                    query_id=q.query_id,
-                    query_index=index,
-                    question=q.question,
-                    answer=q.answer,
-                    category=q.category,
-                    conversation_id=q.conversation_id,
-                    evidence=_evidence(bundle, q.evidence),
-                    memory_id=memory_id,
-                    memory_text=mem.text,
-                    memory_source_ids=list(mem.source_ids),
-                    rank=rank,
-                    rank_bucket=bucket,
-                    k=cut,
-                    metadata={
-                        "retriever": bundle.run_config(run).retriever,
-                        "raw_target_size": len(raw),
-                        "canonical_target_size": len(canon),
-                        "source_target_size": len(source),
-                        "first_raw_rank": raw_ranks[0] if raw_ranks else None,
-                    },
-                )
-            )
-            rc.contested += 1
-            rc.buckets[bucket] += 1
-        rc.buckets = {b: n for b, n in rc.buckets.items() if n or b != "61+"}
-        counts[run] = rc
-    buckets = {b: sum(rc.buckets.get(b, 0) for rc in counts.values()) for b in BUCKET_ORDER}
-    if not buckets["61+"]:
-        del buckets["61+"]
-    report = ExtractReport(
-        dataset=dataset, k=cut, runs=counts, buckets=buckets, contested=len(cases)
-    )
-    return cases, report
+        ranks = index.run(run)
+        outcomes = classify(rule, ranks, cut)
+        view = _RunView.of(ranks, rule)
+        contested = np.flatnonzero(outcomes.contested).tolist()
+        found = [_case(bundle, view, rule, q, cut) for q in contested]
+        counts[run] = _run_counts(ranks, outcomes, found)
+        cases += found
+    return cases, _report(bundle.config.dataset, cut, counts, len(cases))
 
 
 def extract_cases(
@@ -183,12 +279,13 @@ def extract_cases(
     *,
     k: int | None = None,
     runs: Sequence[str] | None = None,
+    rule: ContestedRule = PAPER_RULE,
 ) -> ExtractReport:
     """Find the contested cases of ``bundle`` and add the new ones to ``workspace``.
 
     Cases already in the workspace (same ``case_id``) are kept as they are.
     """
-    cases, report = find_contested(bundle, k=k, runs=runs)
+    cases, report = find_contested(bundle, k=k, runs=runs, rule=rule)
     with workspace.transaction():
         added, existing = workspace.add_cases(cases)
         report = report.model_copy(update={"added": added, "already_present": existing})

@@ -190,7 +190,152 @@ def labels_rater_kind_index(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX labels_rater_kind ON labels(rater, rater_kind)")
 
 
-@migration(4, "labels.reason: a code only, its detail in labels.note")
+@migration(4, "judge_leases and budget_ledger: pairs claimed before they are called, one budget")
+def judge_leases_and_budget_ledger(conn: sqlite3.Connection) -> None:
+    for sql in (
+        """CREATE TABLE judge_leases (
+            rubric_hash TEXT NOT NULL,
+            rater TEXT NOT NULL,
+            case_id TEXT NOT NULL,
+            request_hash TEXT NOT NULL,
+            owner TEXT NOT NULL,
+            expires_at REAL NOT NULL,
+            taken_at TEXT NOT NULL,
+            PRIMARY KEY (rubric_hash, rater, case_id)
+        )""",
+        "CREATE INDEX judge_leases_request ON judge_leases(request_hash)",
+        "CREATE INDEX judge_leases_owner ON judge_leases(owner)",
+        """CREATE TABLE budget_ledger (
+            owner TEXT PRIMARY KEY,
+            budget TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            max_cost_usd REAL,
+            reserved_usd REAL NOT NULL DEFAULT 0,
+            spent_usd REAL NOT NULL DEFAULT 0,
+            started_at TEXT NOT NULL,
+            expires_at REAL NOT NULL,
+            finished_at TEXT
+        )""",
+        "CREATE INDEX budget_ledger_budget ON budget_ledger(budget)",
+        "CREATE INDEX budget_ledger_scope ON budget_ledger(scope, expires_at)",
+    ):
+        conn.execute(sql)
+
+
+@migration(5, "provider_batches: submitted provider batches, their requests and pairs")
+def provider_batches(conn: sqlite3.Connection) -> None:
+    for sql in (
+        """CREATE TABLE provider_batches (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            batch_id TEXT UNIQUE,
+            state TEXT NOT NULL,
+            provider_status TEXT,
+            rater TEXT NOT NULL,
+            model TEXT NOT NULL,
+            api_base TEXT,
+            provider TEXT NOT NULL,
+            panel TEXT,
+            rubric_id TEXT,
+            rubric_hash TEXT NOT NULL,
+            settings_hash TEXT NOT NULL,
+            label_epoch INTEGER NOT NULL,
+            requests INTEGER NOT NULL,
+            pairs INTEGER NOT NULL,
+            bytes INTEGER NOT NULL,
+            input_file_id TEXT,
+            output_file_id TEXT,
+            error_file_id TEXT,
+            completed INTEGER NOT NULL DEFAULT 0,
+            failed INTEGER NOT NULL DEFAULT 0,
+            answered INTEGER NOT NULL DEFAULT 0,
+            retried INTEGER NOT NULL DEFAULT 0,
+            reserved_usd REAL NOT NULL DEFAULT 0,
+            cost_usd REAL,
+            submitted_by TEXT NOT NULL,
+            poller TEXT,
+            poll_expires_at REAL,
+            note TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            closed_at TEXT
+        )""",
+        "CREATE INDEX provider_batches_open ON provider_batches(rater, closed_at)",
+        """CREATE TABLE provider_batch_requests (
+            submission INTEGER NOT NULL REFERENCES provider_batches(id),
+            custom_id TEXT NOT NULL,
+            request_hash TEXT NOT NULL,
+            request_json TEXT,
+            state TEXT NOT NULL DEFAULT 'pending',
+            PRIMARY KEY (submission, custom_id)
+        )""",
+        "CREATE INDEX provider_batch_requests_hash ON provider_batch_requests(request_hash)",
+        """CREATE TABLE provider_batch_pairs (
+            submission INTEGER NOT NULL REFERENCES provider_batches(id),
+            case_id TEXT NOT NULL REFERENCES cases(case_id),
+            request_hash TEXT NOT NULL,
+            PRIMARY KEY (submission, case_id)
+        )""",
+    ):
+        conn.execute(sql)
+
+
+#: columns of ``cases`` that only contested credits fill: NOT NULL before version 6.
+_CONTESTED_ONLY = ("rank", "k")
+#: the columns version 6 adds, after the existing ones.
+_KIND_COLUMNS = (
+    "kind TEXT NOT NULL DEFAULT 'contested' CHECK (kind IN ('contested', 'qrels'))",
+    "title TEXT",
+    "grade INTEGER",
+    "pair TEXT CHECK (pair IS NULL OR pair IN ('annotated', 'negative'))",
+    "memory_type TEXT",
+)
+
+
+def _column_sql(name: str, decl_type: str, notnull: int, default: str | None, pk: int) -> str:
+    parts = [name, decl_type]
+    if pk:
+        parts.append("PRIMARY KEY")
+    if notnull and not pk and name not in _CONTESTED_ONLY:
+        parts.append("NOT NULL")
+    if default is not None:
+        parts.append(f"DEFAULT {default}")
+    return " ".join(p for p in parts if p)
+
+
+@migration(6, "cases.kind: contested credits and qrels pairs, with the fields of each kind")
+def case_kinds(conn: sqlite3.Connection) -> None:
+    """Rebuild ``cases`` (SQLite cannot drop a NOT NULL constraint in place): every
+    column it has, in order, with ``rank`` and ``k`` nullable (a qrels pair has
+    neither), then the kind (existing rows are ``contested``) and the qrels pair's
+    columns. Rows keep their rowids and order; indexes and triggers on the table are
+    made again. The table is copied, the old one dropped and the copy renamed, the
+    order that leaves the other tables' references to ``cases`` pointing at the new
+    table; the workspace runs migrations with foreign keys off and checks them
+    before committing (:class:`tiap.cases.store.Store`)."""
+    columns = conn.execute("PRAGMA table_info(cases)").fetchall()
+    names = [str(c[1]) for c in columns]
+    keep = conn.execute(
+        "SELECT sql FROM sqlite_master WHERE tbl_name = 'cases' "
+        "AND type IN ('index', 'trigger') AND sql IS NOT NULL ORDER BY name"
+    ).fetchall()
+    defs = [_column_sql(str(c[1]), str(c[2]), int(c[3]), c[4], int(c[5])) for c in columns]
+    checks = ["CHECK (kind != 'contested' OR (rank IS NOT NULL AND k IS NOT NULL))"]
+    listed = ", ".join(names)
+    _run(
+        conn,
+        (
+            f"CREATE TABLE cases_with_kinds ({', '.join([*defs, *_KIND_COLUMNS, *checks])})",
+            f"INSERT INTO cases_with_kinds (rowid, {listed}) "
+            f"SELECT rowid, {listed} FROM cases ORDER BY rowid",
+            "DROP TABLE cases",
+            "ALTER TABLE cases_with_kinds RENAME TO cases",
+            *(str(row[0]) for row in keep),
+            "CREATE INDEX cases_kind ON cases(kind, dataset)",
+        ),
+    )
+
+
+@migration(7, "labels.reason: a code only, its detail in labels.note")
 def labels_reason_codes(conn: sqlite3.Connection) -> None:
     # An earlier tiap wrote a judge's out-of-rubric label as one string,
     # "label_outside_rubric: <label>"; the reason is now a closed set of codes and

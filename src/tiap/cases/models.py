@@ -6,14 +6,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from tiap.cases.vocab import RETRACTED, RaterKind
+from tiap.cases.vocab import (
+    CONTESTED,
+    QRELS,
+    RETRACTED,
+    CaseKind,
+    QrelsPairOrigin,
+    RaterKind,
+)
 
 __all__ = [
+    "QRELS_RUN",
     "RANK_BUCKETS",
     "RETRACTED",
     "Case",
+    "CaseKind",
     "EventRecord",
     "EvidenceItem",
     "LabelMark",
@@ -27,6 +36,11 @@ __all__ = [
 
 #: Rank buckets of the credited memory (the paper's strata), as (name, first, last).
 RANK_BUCKETS: tuple[tuple[str, int, int], ...] = (("1-5", 1, 5), ("6-20", 6, 20), ("21-60", 21, 60))
+
+
+#: the ``run`` of an annotated qrels pair (the qrels file credited the document);
+#: a sampled negative has the name of the run it was drawn from.
+QRELS_RUN = "qrels"
 
 
 def rank_bucket(rank: int) -> str:
@@ -53,11 +67,27 @@ class EvidenceItem(BaseModel):
 
 
 class Case(BaseModel):
-    """A contested credit: Raw missed in the top k, Source and Canonical credited a memory."""
+    """A case of the workspace, of one of two kinds (``kind``):
+
+    - ``contested`` (the default): a contested credit. Raw missed in the top k,
+      Source and Canonical credited ``memory_id`` (at ``rank``, ``rank_bucket``)
+      in ``run``; ``evidence`` is the query's gold source evidence.
+    - ``qrels``: one annotated (query, document) pair of a qrels file.
+      ``question`` is the query, ``memory_id``/``memory_text`` the document and
+      ``title`` its title; ``grade`` its qrels grade (``None``: the qrels file has
+      no line for it); ``pair`` says whether it was drawn from the qrels file
+      (``annotated``, ``run`` is ``"qrels"``) or is a top-ranked document of
+      ``run`` without a positive grade (``negative``, at ``rank`` in that run);
+      ``rank_bucket`` is the sampling stratum (``grade 2``, ``grade 0``,
+      ``unjudged``); ``dataset`` is the task's name, ``memory_type`` its type.
+
+    The kind-specific fields of the other kind stay empty.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
     case_id: str
+    kind: CaseKind = CONTESTED
     dataset: str
     run: str
     store: str
@@ -71,23 +101,70 @@ class Case(BaseModel):
     memory_id: str
     memory_text: str
     memory_source_ids: list[str]
-    rank: int = Field(ge=1)
+    rank: int | None = Field(default=None, ge=1)
     rank_bucket: str
-    k: int = Field(ge=1)
+    k: int | None = Field(default=None, ge=1)
     metadata: dict[str, Any] = Field(default_factory=dict)
+    # qrels pairs only
+    title: str | None = None
+    grade: int | None = None
+    pair: QrelsPairOrigin | None = None
+    memory_type: str | None = None
+
+    @model_validator(mode="after")
+    def _kind_fields(self) -> Case:
+        if self.kind == CONTESTED:
+            if self.rank is None or self.k is None:
+                raise ValueError("a contested case needs its rank and k")
+            qrels_only = [
+                f for f in ("title", "grade", "pair", "memory_type") if getattr(self, f) is not None
+            ]
+            if qrels_only:
+                raise ValueError(f"fields of qrels pairs on a contested case: {qrels_only}")
+        elif self.pair is None:
+            raise ValueError("a qrels case needs its pair origin (annotated or negative)")
+        return self
+
+    @property
+    def is_qrels(self) -> bool:
+        return self.kind == QRELS
+
+    @property
+    def grade_text(self) -> str:
+        """A qrels pair's annotation: ``grade 2``, or ``no qrels line``."""
+        return "no qrels line" if self.grade is None else f"grade {self.grade}"
 
     def prompt_fields(self) -> dict[str, str]:
-        """The fields a rubric renders (see ``tiap.rubric``)."""
+        """The fields a rubric renders (see ``tiap.rubric``), with the case's id and
+        kind (``case_id``, ``case_kind``: a rubric judges cases of one kind)."""
+        common = {
+            "case_id": self.case_id,
+            "case_kind": self.kind,
+            "query_id": self.query_id,
+            "run": self.run,
+            "dataset": self.dataset,
+        }
+        if self.kind == QRELS:
+            return {
+                **common,
+                "query": self.question,
+                "title": self.title or "",
+                "document": self.memory_text,
+                "doc_id": self.memory_id,
+                "memory_type": self.memory_type or "unknown",
+                "category": self.category or "unknown",
+                "answer": self.answer,
+                # offered for a rubric that wants it; the built-in one stays blind
+                "grade": "none" if self.grade is None else str(self.grade),
+            }
         return {
+            **common,
             "question": self.question,
             "answer": self.answer,
             "category": self.category or "unknown",
             "evidence": "\n".join(e.render() for e in self.evidence),
             "memory": self.memory_text,
             "rank": str(self.rank),
-            "query_id": self.query_id,
-            "run": self.run,
-            "dataset": self.dataset,
         }
 
 

@@ -25,6 +25,7 @@ from tiap.cases.models import (
     SubsetMember,
     SubsetRecord,
 )
+from tiap.cases.run_models import BatchPair, BatchRequest, LedgerEntry, PairLease, ProviderBatch
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -83,10 +84,14 @@ class Columns(Generic[M]):
     def insert_names(self) -> list[str]:
         return [self.column[f] for f in self.insert_fields] + list(self.extra)
 
-    def select(self, alias: str = "") -> str:
-        """``a, b, c`` (``l.a, l.b, ...`` with an alias) for the model's columns."""
+    def select(self, alias: str = "", present: Collection[str] | None = None) -> str:
+        """``a, b, c`` (``l.a, l.b, ...`` with an alias) for the model's columns; only
+        those in ``present`` when given (the columns an older schema has)."""
         prefix = f"{alias}." if alias else ""
-        return ", ".join(prefix + self.column[f] for f in self.fields)
+        names = [self.column[f] for f in self.fields]
+        if present is not None:
+            names = [n for n in names if n in present]
+        return ", ".join(prefix + n for n in names)
 
     def insert_sql(self, verb: str = "INSERT") -> str:
         names = self.insert_names
@@ -131,5 +136,23 @@ SUBSETS = Columns(SubsetRecord, "subsets", json_fields=("params",))
 SUBSET_CASES = Columns(SubsetMember, "subset_cases")
 EVENTS = Columns(EventRecord, "events", json_fields=("payload",), generated=("id",))
 
-TABLES: tuple[Columns[Any], ...] = (CASES, LABELS, MODEL_CALLS, SUBSETS, SUBSET_CASES, EVENTS)
+LEASES = Columns(PairLease, "judge_leases")
+LEDGER = Columns(LedgerEntry, "budget_ledger")
+BATCHES = Columns(ProviderBatch, "provider_batches", generated=("id",))
+BATCH_REQUESTS = Columns(BatchRequest, "provider_batch_requests")
+BATCH_PAIRS = Columns(BatchPair, "provider_batch_pairs")
+
+TABLES: tuple[Columns[Any], ...] = (
+    CASES,
+    LABELS,
+    MODEL_CALLS,
+    SUBSETS,
+    SUBSET_CASES,
+    EVENTS,
+    LEASES,
+    LEDGER,
+    BATCHES,
+    BATCH_REQUESTS,
+    BATCH_PAIRS,
+)
 """Every data table with its full column list (``LABEL_MARKS`` reads a part of labels)."""

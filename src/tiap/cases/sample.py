@@ -21,6 +21,11 @@ The rule (``RULE`` below, recorded in every subset's params):
 
 The subset is stored in order of (run, query index, case id), so it reads
 the same way in every tool.
+
+A subset holds cases of one kind. For ``qrels`` pairs the strata are (dataset,
+sampling stratum): the dataset, then the qrels grade (highest first) or
+``negative`` (a sampled unjudged document), so every dataset and grade is
+represented in proportion; everything else is the same rule.
 """
 
 from __future__ import annotations
@@ -33,9 +38,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tiap.cases.extract import BUCKET_ORDER
 from tiap.cases.models import Case
-from tiap.cases.vocab import SUBSET_VALIDATION
+from tiap.cases.vocab import CASE_KINDS, CONTESTED, QRELS, SUBSET_VALIDATION, CaseKind
 from tiap.cases.workspace import Workspace
 from tiap.errors import TiapError
+from tiap.limits import check_cases, check_seed
 
 RULE = (
     "strata=rank_bucket; allocation=proportional, largest remainder (ties to the earlier "
@@ -43,6 +49,14 @@ RULE = (
     "floor((i + 0.5) * N_b / n_b); overlap: same allocation over the subset, drawn per "
     "stratum with random.Random(seed)"
 )
+
+QRELS_RULE = (
+    "strata=(dataset, qrels grade highest first, then negative); allocation=proportional, "
+    "largest remainder (ties to the earlier stratum); within a stratum ordered by (run, "
+    "query_index, case_id) take positions floor((i + 0.5) * N_b / n_b); overlap: same "
+    "allocation over the subset, drawn per stratum with random.Random(seed)"
+)
+STRATUM_SEPARATOR = " · "
 
 DEFAULT_N = 115
 DEFAULT_OVERLAP = 36
@@ -66,11 +80,33 @@ class SampleResult(BaseModel):
 
 def default_overlap(n: int) -> int:
     """The paper's overlap share (36 of 115), scaled to ``n`` and rounded half up."""
+    n = check_cases("--n", n)
     return (2 * DEFAULT_OVERLAP * n + DEFAULT_N) // (2 * DEFAULT_N)
 
 
 def _bucket_key(bucket: str) -> int:
     return BUCKET_ORDER.index(bucket) if bucket in BUCKET_ORDER else len(BUCKET_ORDER)
+
+
+def stratum(case: Case) -> str:
+    """A case's stratum: its rank bucket, or for a qrels pair ``DATASET · STRATUM``."""
+    if case.kind == QRELS:
+        return f"{case.dataset}{STRATUM_SEPARATOR}{case.rank_bucket}"
+    return case.rank_bucket
+
+
+def _grade_key(bucket: str) -> tuple[int, int]:
+    """``grade 2`` before ``grade 1`` before ``grade 0``, then anything else."""
+    head, _, number = bucket.partition(" ")
+    if head == "grade" and number.lstrip("-").isdigit():
+        return (0, -int(number))
+    return (1, 0)
+
+
+def _stratum_key(case: Case) -> tuple[object, ...]:
+    if case.kind == QRELS:
+        return (case.dataset, *_grade_key(case.rank_bucket), case.rank_bucket)
+    return (_bucket_key(case.rank_bucket),)
 
 
 def largest_remainder(sizes: Mapping[str, int], n: int) -> dict[str, int]:
@@ -109,8 +145,8 @@ def _order(case: Case) -> tuple[str, int, str]:
 
 def _strata(cases: Sequence[Case]) -> dict[str, list[Case]]:
     strata: dict[str, list[Case]] = {}
-    for c in sorted(cases, key=lambda c: (_bucket_key(c.rank_bucket), *_order(c))):
-        strata.setdefault(c.rank_bucket, []).append(c)
+    for c in sorted(cases, key=lambda c: (_stratum_key(c), *_order(c))):
+        strata.setdefault(stratum(c), []).append(c)
     return strata
 
 
@@ -123,10 +159,9 @@ def stratified_sample(
     seed: int = DEFAULT_SEED,
 ) -> SampleResult:
     """Draw a subset of ``cases`` by the module's rule (pure: nothing is stored)."""
-    if n < 1:
-        raise TiapError(f"--n must be at least 1 (got {n})")
-    if overlap < 0:
-        raise TiapError(f"--overlap must not be negative (got {overlap})")
+    n = check_cases("--n", n)
+    overlap = check_cases("--overlap", overlap, minimum=0)
+    seed = check_seed("--seed", seed)
     if overlap > n:
         raise TiapError(f"--overlap ({overlap}) cannot exceed --n ({n})")
     notes: list[str] = []
@@ -167,6 +202,24 @@ def stratified_sample(
     )
 
 
+def _pool_kind(workspace: Workspace, kind: CaseKind | None) -> CaseKind:
+    """The kind of case to draw: ``kind``, or the one kind the workspace holds."""
+    present = workspace.case_kinds()
+    if kind is not None:
+        if kind not in CASE_KINDS:
+            raise TiapError(f"--kind: give one of {', '.join(CASE_KINDS)} (not '{kind}')")
+        if not present.get(kind):
+            held = ", ".join(f"{n} {k}" for k, n in present.items()) or "none"
+            raise TiapError(f"no cases of kind '{kind}' in {workspace.path} (it holds: {held})")
+        return kind
+    if len(present) > 1:
+        raise TiapError(
+            f"{workspace.path} holds contested credits ({present[CONTESTED]}) and qrels pairs "
+            f"({present[QRELS]}): a subset holds one kind, choose it with --kind"
+        )
+    return QRELS if QRELS in present else CONTESTED
+
+
 def sample_subset(
     workspace: Workspace,
     *,
@@ -176,12 +229,22 @@ def sample_subset(
     seed: int = DEFAULT_SEED,
     from_runs: Sequence[str] | None = None,
     replace: bool = False,
+    kind: CaseKind | None = None,
 ) -> SampleResult:
-    """Draw a validation subset from the workspace's cases and store it as ``name``."""
+    """Draw a validation subset from the workspace's cases and store it as ``name``.
+
+    The subset holds cases of one kind: ``kind``, or the kind the workspace holds (a
+    workspace holding both kinds needs ``kind``)."""
+    n = check_cases("--n", n)
+    overlap = check_cases("--overlap", overlap, minimum=0)
+    seed = check_seed("--seed", seed)
     if not name.strip():
         raise TiapError("the subset needs a name (--name)")
     runs = sorted(set(from_runs)) if from_runs else None
-    cases = workspace.cases()
+    case_kind = _pool_kind(workspace, kind) if workspace.count_cases() else kind
+    if overlap > n:
+        raise TiapError(f"--overlap ({overlap}) cannot exceed --n ({n})")
+    cases = workspace.cases(kind=case_kind)
     if runs is not None:
         known = sorted({c.run for c in cases})
         unknown = [r for r in runs if r not in known]
@@ -198,7 +261,7 @@ def sample_subset(
         "overlap": overlap,
         "seed": seed,
         "from_runs": runs,
-        "rule": RULE,
+        "rule": QRELS_RULE if case_kind == QRELS else RULE,
         "pool_size": result.pool_size,
         "size": len(result.case_ids),
         "overlap_size": len(result.overlap_ids),
@@ -206,6 +269,8 @@ def sample_subset(
         "overlap_allocation": result.overlap_allocation,
         "notes": result.notes,
     }
+    if case_kind == QRELS:
+        params["case_kind"] = QRELS
     with workspace.transaction():
         workspace.save_subset(
             name, result.case_ids, overlap=result.overlap_ids, params=params, replace=replace

@@ -147,20 +147,32 @@ class Store:
         marked = self._pragma("application_id") == opening.APPLICATION_ID
         if marked and self._pragma("user_version") == newest and len(done) == newest:
             return
-        with self.transaction():
-            done = self._check_schema()  # again, under the write lock
-            if not done:
-                tables = self._conn.execute(
-                    "SELECT name FROM sqlite_master WHERE type = 'table'"
-                ).fetchall()
-                if tables:
+        # SQLite's procedure for schema changes: foreign keys off (it cannot change
+        # inside a transaction), the changes, then foreign_key_check before COMMIT.
+        self._conn.execute("PRAGMA foreign_keys=OFF")
+        try:
+            with self.transaction():
+                done = self._check_schema()  # again, under the write lock
+                if not done:
+                    tables = self._conn.execute(
+                        "SELECT name FROM sqlite_master WHERE type = 'table'"
+                    ).fetchall()
+                    if tables:
+                        raise TiapError(
+                            f"{self.path}: not a tiap workspace (an SQLite database without "
+                            "tiap's tables)"
+                        )
+                migrate(self._conn)
+                broken = self._conn.execute("PRAGMA foreign_key_check").fetchall()
+                if broken:
                     raise TiapError(
-                        f"{self.path}: not a tiap workspace (an SQLite database without "
-                        "tiap's tables)"
+                        f"{self.path}: migrating would leave {len(broken)} row(s) referring "
+                        f"to missing rows (first: table {broken[0][0]}); nothing was changed"
                     )
-            migrate(self._conn)
-            self._conn.execute(f"PRAGMA application_id = {opening.APPLICATION_ID}")
-            self._conn.execute(f"PRAGMA user_version = {newest}")
+                self._conn.execute(f"PRAGMA application_id = {opening.APPLICATION_ID}")
+                self._conn.execute(f"PRAGMA user_version = {newest}")
+        finally:
+            self._conn.execute("PRAGMA foreign_keys=ON")
 
     def schema_version(self) -> int:
         return int(self._conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0])
@@ -195,6 +207,11 @@ class Store:
 
     def _all(self, sql: str, args: Sequence[Any] = ()) -> list[sqlite3.Row]:
         return self._conn.execute(sql, args).fetchall()
+
+    def _has_table(self, name: str) -> bool:
+        """Whether the schema has a table (a read-only workspace may be unmigrated)."""
+        row = self._one("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [name])
+        return row is not None
 
     def _write(self, sql: str, args: Sequence[Any] = ()) -> sqlite3.Cursor:
         with self.transaction():

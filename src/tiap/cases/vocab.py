@@ -9,6 +9,22 @@ from __future__ import annotations
 
 from typing import Final, Literal
 
+CaseKind = Literal["contested", "qrels"]
+"""``cases.kind``: a contested credit (Raw missed, Source and Canonical credited a
+memory) or an annotated (query, document) pair of a qrels file."""
+
+CONTESTED: Final = "contested"
+QRELS: Final = "qrels"
+CASE_KINDS: Final[tuple[CaseKind, ...]] = (CONTESTED, QRELS)
+
+QrelsPairOrigin = Literal["annotated", "negative"]
+"""How a ``qrels`` case was drawn: an annotated pair of the qrels file, or a
+top-ranked document of a run that the qrels file gives no positive grade (a
+sampled negative, the check for missing relevance labels)."""
+
+ANNOTATED: Final = "annotated"
+NEGATIVE: Final = "negative"
+
 RaterKind = Literal["judge", "human"]
 """``labels.rater_kind``. Rater names are one namespace per workspace: a name is a
 judge or a human, never both."""
@@ -48,7 +64,15 @@ LABEL_ORIGINS: Final = (
 # ``subsets.params_json["kind"]``.
 SUBSET_VALIDATION: Final = "validation"
 """a stratified validation subset (``tiap cases sample``): the scale gate's subset"""
-SUBSET_KINDS: Final = (SUBSET_VALIDATION,)
+SUBSET_QRELS_SAMPLE: Final = "qrels-sample"
+"""the (query, document) pairs drawn from qrels files (``tiap cases from-qrels``)"""
+SUBSET_KINDS: Final = (SUBSET_VALIDATION, SUBSET_QRELS_SAMPLE)
+
+
+def case_kind_noun(kind: str) -> str:
+    """``contested credit`` / ``qrels pair`` (an annotated query-document pair), for
+    messages."""
+    return "qrels pair (an annotated query-document pair)" if kind == QRELS else "contested credit"
 
 
 def other_kind(kind: RaterKind) -> RaterKind:

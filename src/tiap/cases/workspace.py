@@ -13,6 +13,9 @@ model call (DESIGN.md, "Case store").
   Rater names are one namespace (:mod:`tiap.cases.labels`).
 - Every write commits before the call returns, unless it runs inside
   :meth:`Workspace.transaction`, which commits once at the end.
+- Concurrent runs coordinate through it: judge pairs are leased before they
+  are called, spending is one ledger (:mod:`tiap.cases.leases`), and provider
+  batches are recorded before they are sent (:mod:`tiap.cases.batches`).
 - Only this package issues SQL: every query is a method here, and rows map to
   the pydantic models of :mod:`tiap.cases.models` (:mod:`tiap.cases.rows`).
 """
@@ -20,22 +23,27 @@ model call (DESIGN.md, "Case store").
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from tiap.cases import opening
+from tiap.cases.batches import BatchStore
 from tiap.cases.labels import LabelStore
+from tiap.cases.leases import LeaseStore
 from tiap.cases.models import Case, ModelCall, SubsetMember, SubsetRecord
 from tiap.cases.rows import CASES, MODEL_CALLS, SUBSET_CASES, SUBSETS
 from tiap.cases.store import chunks, marks, now_iso
+from tiap.cases.vocab import CONTESTED, CaseKind
 from tiap.errors import TiapError
 
 __all__ = ["Workspace", "now_iso"]
 
 _CASE_ORDER = " ORDER BY run, query_index, case_id"
+_KIND_ORDER = " ORDER BY kind, run, query_index, case_id"
 
 
-class Workspace(LabelStore):
+class Workspace(BatchStore, LeaseStore, LabelStore):
     """A handle on a workspace file. Use as a context manager, or call :meth:`close`.
 
     ``Workspace(path)`` opens for writing and creates the file when it does not
@@ -70,29 +78,40 @@ class Workspace(LabelStore):
         return added, existing
 
     def case(self, case_id: str) -> Case:
-        row = self._one(f"SELECT {CASES.select()} FROM cases WHERE case_id = ?", (case_id,))
+        row = self._one(f"SELECT {self._case_select()} FROM cases WHERE case_id = ?", (case_id,))
         if row is None:
             raise TiapError(f"{self.path}: no case '{case_id}'")
         return CASES.load(row)
 
-    def cases(self, *, subset: str | None = None, runs: Sequence[str] | None = None) -> list[Case]:
-        """Cases in a stable order: a subset's own order, else by run then query index."""
+    def cases(
+        self,
+        *,
+        subset: str | None = None,
+        runs: Sequence[str] | None = None,
+        kind: CaseKind | None = None,
+    ) -> list[Case]:
+        """Cases in a stable order: a subset's own order, else by kind, run and query
+        index; ``runs`` and ``kind`` filter."""
         where, args = "", list(runs or [])
         if runs is not None:
             if not args:
                 return []
             where = f" AND c.run IN ({marks(len(args))})"
+        if kind is not None:
+            if not self._has_kinds:
+                return [] if kind != CONTESTED else self.cases(subset=subset, runs=runs)
+            where += " AND c.kind = ?"
+            args.append(kind)
         if subset is not None:
             self._require_subset(subset)
             rows = self._all(
-                f"SELECT {CASES.select('c')} FROM subset_cases s JOIN cases c USING (case_id) "
+                f"SELECT {self._case_select('c')} FROM subset_cases s JOIN cases c USING (case_id) "
                 f"WHERE s.subset = ?{where} ORDER BY s.position",
                 [subset, *args],
             )
         else:
-            rows = self._all(
-                f"SELECT {CASES.select('c')} FROM cases c WHERE 1{where}{_CASE_ORDER}", args
-            )
+            select = f"SELECT {self._case_select('c')} FROM cases c"
+            rows = self._all(f"{select} WHERE 1{where}{self._case_order}", args)
         return CASES.load_all(rows)
 
     def case_ids(self, *, subset: str | None = None) -> list[str]:
@@ -105,11 +124,71 @@ class Workspace(LabelStore):
                     (subset,),
                 )
             ]
-        return [r[0] for r in self._all("SELECT case_id FROM cases" + _CASE_ORDER)]
+        return [r[0] for r in self._all("SELECT case_id FROM cases" + self._case_order)]
 
-    def count_cases(self) -> int:
-        row = self._one("SELECT COUNT(*) FROM cases")
+    def count_cases(self, kind: CaseKind | None = None) -> int:
+        """Every case, or the cases of one kind."""
+        if kind is None or not self._has_kinds:
+            if kind not in (None, CONTESTED):
+                return 0
+            row = self._one("SELECT COUNT(*) FROM cases")
+        else:
+            row = self._one("SELECT COUNT(*) FROM cases WHERE kind = ?", (kind,))
         return int(row[0]) if row is not None else 0
+
+    def case_kinds(
+        self, *, subset: str | None = None, case_ids: Iterable[str] | None = None
+    ) -> dict[str, int]:
+        """How many cases of each kind (kind -> count, sorted by kind): in a subset,
+        among some case ids, or in the whole workspace. A workspace read before its
+        cases had kinds (read-only, not migrated) holds contested credits only."""
+        if not self._has_kinds:
+            n = (
+                len(self.case_ids(subset=subset))
+                if case_ids is None
+                else len(set(case_ids) & set(self.case_ids(subset=subset)))
+            )
+            return {CONTESTED: n} if n else {}
+        counts: dict[str, int] = {}
+        if case_ids is not None:
+            wanted = sorted(set(case_ids))
+            for chunk in chunks(wanted):
+                for kind, n in self._all(
+                    f"SELECT kind, COUNT(*) FROM cases WHERE case_id IN ({marks(len(chunk))}) "
+                    "GROUP BY kind",
+                    chunk,
+                ):
+                    counts[kind] = counts.get(kind, 0) + int(n)
+        elif subset is not None:
+            self._require_subset(subset)
+            rows = self._all(
+                "SELECT c.kind, COUNT(*) FROM subset_cases s JOIN cases c USING (case_id) "
+                "WHERE s.subset = ? GROUP BY c.kind",
+                (subset,),
+            )
+            counts = {str(k): int(n) for k, n in rows}
+        else:
+            rows = self._all("SELECT kind, COUNT(*) FROM cases GROUP BY kind")
+            counts = {str(k): int(n) for k, n in rows}
+        return dict(sorted(counts.items()))
+
+    @cached_property
+    def _case_table_columns(self) -> frozenset[str]:
+        return frozenset(str(r[1]) for r in self._all("PRAGMA table_info(cases)"))
+
+    @cached_property
+    def _has_kinds(self) -> bool:
+        """Whether ``cases`` has its ``kind`` column (schema 5 on; an earlier workspace
+        opened read-only has contested credits only)."""
+        return "kind" in self._case_table_columns
+
+    def _case_select(self, alias: str = "") -> str:
+        """The case columns this workspace's schema has (all, once migrated)."""
+        return CASES.select(alias, present=self._case_table_columns)
+
+    @property
+    def _case_order(self) -> str:
+        return _KIND_ORDER if self._has_kinds else _CASE_ORDER
 
     # -------------------------------------------------------------------- subsets
 

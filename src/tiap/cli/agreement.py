@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from tiap.cli.output import echo
 from tiap.errors import TiapError
 
 app = typer.Typer(
@@ -75,6 +76,18 @@ def report(
         "--min-judge-kappa",
         help="Gate: minimum kappa of each judge vs the human reference (-1 to 1).",
     ),
+    min_confirmed: float = typer.Option(
+        0.90,
+        "--min-confirmed",
+        help="qrels cases: 'labels reliable' needs the confirmed share's CI lower bound at "
+        "least this (0 to 1).",
+    ),
+    max_missed: float = typer.Option(
+        0.10,
+        "--max-missed",
+        help="qrels cases: negatives found relevant above this (CI lower bound) is "
+        "'missing labels' (0 to 1).",
+    ),
 ) -> None:
     """Every agreement figure (Fleiss, Cohen, Krippendorff, percent agreement, majority,
     prevalence, judge-vs-human) with bootstrap CIs, and the scale gate."""
@@ -87,6 +100,8 @@ def report(
         check_resamples,
         check_seed,
     )
+    from tiap.agreement.qrels import check_share_threshold
+    from tiap.agreement.qrels_tables import lines as qrels_lines
     from tiap.agreement.rubrics import rubric_for_table
     from tiap.cases.workspace import Workspace
     from tiap.rubric import load_rubric
@@ -105,6 +120,8 @@ def report(
         "seed": check_seed("--seed", seed),
         "min_fleiss": check_kappa_threshold("--min-fleiss", min_fleiss),
         "min_judge_kappa": check_kappa_threshold("--min-judge-kappa", min_judge_kappa),
+        "min_confirmed": check_share_threshold("--min-confirmed", min_confirmed),
+        "max_missed": check_share_threshold("--max-missed", max_missed),
     }
     gate_event: int | None = None
     if labels is not None:
@@ -124,9 +141,9 @@ def report(
                 with Workspace(db, create=False) as ws:  # type: ignore[arg-type]
                     gate_event = record_gate(ws, result, report_dir=out)
             else:
-                typer.echo(f"tiap: warning: {db} is read-only: the gate was not recorded", err=True)
-    for line in summary_lines(result):
-        typer.echo(line)
+                echo(f"tiap: warning: {db} is read-only: the gate was not recorded", err=True)
+    for line in [*summary_lines(result), *qrels_lines(result)]:
+        echo(line)
     if gate_event is not None:
-        typer.echo(f"gate recorded in {db}")
-    typer.echo("wrote " + ", ".join(str(p) for p in written.paths))
+        echo(f"gate recorded in {db}")
+    echo("wrote " + ", ".join(str(p) for p in written.paths))

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import typer
 
+from tiap.cli.output import echo, echo_json
 from tiap.errors import TiapError
 
 app = typer.Typer(
@@ -77,7 +78,7 @@ def tui(
         )
         if not len(session):
             if adjudicate:
-                typer.echo("nothing to adjudicate: no case has disagreeing human labels")
+                echo("nothing to adjudicate: no case has disagreeing human labels")
                 return
             raise TiapError(f"{db}: no cases to label (run 'tiap cases extract' first)")
         if not (sys.stdin.isatty() and sys.stdout.isatty()):
@@ -87,7 +88,7 @@ def tui(
         AnnotateApp(session).run()
         p = session.progress()
         counts = ", ".join(f"{k} {v}" for k, v in p.counts.items())
-        typer.echo(f"{session.store_rater}: {p.done}/{p.total} cases labelled ({counts})")
+        echo(f"{session.store_rater}: {p.done}/{p.total} cases labelled ({counts})")
 
 
 def _rater_map(pairs: list[str]) -> dict[str, str]:
@@ -133,9 +134,9 @@ def labelstudio_push(
             with_predictions=with_predictions,
         )
     if as_json:
-        typer.echo(json.dumps(result.model_dump(mode="json"), sort_keys=True))
+        echo_json(json.dumps(result.model_dump(mode="json"), sort_keys=True))
     else:
-        typer.echo(result.summary())
+        echo(result.summary())
 
 
 @labelstudio_app.command("pull")
@@ -167,6 +168,6 @@ def labelstudio_pull(
             ws, client, rub, title=project, subset=subset, overlap=overlap, rater_map=mapping
         )
     if as_json:
-        typer.echo(json.dumps(result.model_dump(mode="json"), sort_keys=True))
+        echo_json(json.dumps(result.model_dump(mode="json"), sort_keys=True))
     else:
-        typer.echo(result.summary())
+        echo(result.summary())

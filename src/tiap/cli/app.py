@@ -1,9 +1,10 @@
 """The top-level ``tiap`` command and its error policy.
 
 Errors a user can fix (:class:`~tiap.errors.TiapError`) print one line on
-stderr and exit with status 2; usage errors exit 2 with typer's message;
-Ctrl-C exits 130. Sub-commands live in one module each and import their heavy
-dependencies inside the command functions, so ``tiap --help`` starts fast.
+stderr and exit with status 2; so do usage errors (typer's message on one line,
+:mod:`tiap.cli.options`); Ctrl-C exits 130. Sub-commands live in one module each
+and import their heavy dependencies inside the command functions, so
+``tiap --help`` starts fast.
 
 The entry point is the one place that sets up the process: offline defaults for
 litellm and Hugging Face (unless the user set them) and tiap's process tuning
@@ -19,7 +20,9 @@ import typer
 
 from tiap import __version__
 from tiap.cli import agreement, annotate, audit, cases, judge, rescore, traces
+from tiap.cli.options import OneLineUsageGroup
 from tiap.errors import Interrupted, TiapError
+from tiap.text import inert
 
 app = typer.Typer(
     name="tiap",
@@ -32,6 +35,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
     context_settings={"help_option_names": ["-h", "--help"]},
+    cls=OneLineUsageGroup,
 )
 
 
@@ -60,9 +64,15 @@ audit.register(app)
 
 
 def fail(message: str, code: int = 2) -> None:
-    """Print one line on stderr and exit."""
-    print(f"tiap: error: {message}", file=sys.stderr)
+    """Print one line on stderr and exit. Messages often quote data (a file's line,
+    a provider's reply): they are made :func:`~tiap.text.inert`, on one line."""
+    print(f"tiap: error: {one_line(message)}", file=sys.stderr)
     raise SystemExit(code)
+
+
+def one_line(message: object) -> str:
+    """``message`` made inert, every run of whitespace (newlines too) one space."""
+    return " ".join(inert(message).split())
 
 
 def _interrupted(exc: BaseException | None) -> str:
@@ -70,7 +80,7 @@ def _interrupted(exc: BaseException | None) -> str:
     seen = 0
     while exc is not None and seen < 8:
         if isinstance(exc, Interrupted) and str(exc):
-            return f"tiap: interrupted: {exc}"
+            return f"tiap: interrupted: {one_line(exc)}"
         exc, seen = exc.__cause__ or exc.__context__, seen + 1
     return "tiap: interrupted"
 
@@ -91,7 +101,7 @@ def main(argv: list[str] | None = None) -> None:
         with tuned():
             app(args=argv, prog_name="tiap")
     except TiapError as exc:
-        fail(" ".join(str(exc).split()))
+        fail(str(exc))
     except KeyboardInterrupt as exc:  # typer versions that let it through
         print(_interrupted(exc), file=sys.stderr)
         raise SystemExit(130) from None

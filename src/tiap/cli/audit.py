@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from tiap.cli.output import echo
 from tiap.errors import Interrupted
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ def _run(settings: AuditSettings) -> AuditOutcome:
     import tiap.audit
 
     try:
-        return tiap.audit.run_audit(settings, say=typer.echo)
+        return tiap.audit.run_audit(settings, say=echo)
     except KeyboardInterrupt:
         raise Interrupted(
             "finished steps, answered calls and stored labels are kept; run the same "
@@ -36,13 +37,15 @@ def _run(settings: AuditSettings) -> AuditOutcome:
 
 
 def _finish(outcome: AuditOutcome) -> None:
-    typer.echo(f"index: {outcome.index_md} and {outcome.index_html}")
+    echo(f"index: {outcome.index_md} and {outcome.index_html}")
+    for dataset, verdict in (outcome.qrels_verdicts or {}).items():
+        echo(f"qrels {dataset}: {verdict}")
     if outcome.status == "complete":
-        typer.echo("audit complete")
+        echo("audit complete")
         return
-    typer.echo(f"tiap: audit paused ({outcome.status}): {outcome.message}", err=True)
+    echo(f"tiap: audit paused ({outcome.status}): {outcome.message}", err=True)
     if outcome.next_command:
-        typer.echo(f"next: {outcome.next_command}", err=True)
+        echo(f"next: {outcome.next_command}", err=True)
     raise typer.Exit(EXIT_PAUSED)
 
 
@@ -51,20 +54,35 @@ def register(app: typer.Typer) -> None:
 
     @app.command("audit")
     def audit(
-        bundle: Path = typer.Argument(..., help="Trace bundle directory."),
+        bundle: Path = typer.Argument(
+            ...,
+            help="Trace bundle directory; with --mode qrels: an LMEB/BEIR task directory, a "
+            "tree of them, or a trace bundle.",
+        ),
         out: Path = typer.Option(..., "--out", help="Directory for every report and index.md."),
         panel: str = typer.Option(..., "--panel", help="Built-in panel name or panel TOML file."),
+        mode: str = typer.Option(
+            "contested",
+            "--mode",
+            help="contested: audit contested credits; qrels: audit relevance annotations "
+            "(the LMEB procedure).",
+        ),
         db: Path | None = typer.Option(
             None, "--db", help="Workspace (SQLite); default OUT/workspace.sqlite."
         ),
-        rubric: str = typer.Option("contested-credit", "--rubric", help="Rubric name or TOML."),
+        rubric: str | None = typer.Option(
+            None,
+            "--rubric",
+            help="Rubric name or TOML (default: contested-credit; with --mode qrels: "
+            "qrels-relevance).",
+        ),
         k: int | None = typer.Option(
-            None, "--k", min=1, help="Cut-off for contested credits (default: the bundle's k)."
+            None, "--k", help="Cut-off for contested credits (default: the bundle's k)."
         ),
         ks: str = typer.Option("10,60", "--ks", help="Rescoring cut-offs."),
-        n: int = typer.Option(115, "--n", min=1, help="Validation subset size."),
+        n: int = typer.Option(115, "--n", help="Validation subset size."),
         overlap: int | None = typer.Option(
-            None, "--overlap", min=0, help="Second-reviewer overlap (default scales with --n)."
+            None, "--overlap", help="Second-reviewer overlap (default scales with --n)."
         ),
         seed: int = typer.Option(1337, "--seed", help="Seed for bootstraps and sampling."),
         from_runs: str | None = typer.Option(
@@ -83,38 +101,81 @@ def register(app: typer.Typer) -> None:
             0.60, "--min-judge-kappa", help="Gate: each judge's kappa vs humans."
         ),
         max_cost: float | None = typer.Option(
-            None, "--max-cost", min=0, help="Budget in US dollars for each judging step."
+            None, "--max-cost", help="Budget in US dollars for each judging step."
         ),
         force: bool = typer.Option(
             False, "--force", help="Judge every case even if the gate failed (recorded)."
         ),
+        per_dataset: int = typer.Option(
+            100, "--per-dataset", help="--mode qrels: annotated pairs drawn per dataset."
+        ),
+        negatives: int = typer.Option(
+            0,
+            "--negatives",
+            help="--mode qrels: also draw up to N top-ranked unjudged documents per dataset "
+            "from --run.",
+        ),
+        run: str | None = typer.Option(
+            None, "--run", help="--mode qrels: the run for --negatives (file or bundle run)."
+        ),
+        min_confirmed: float = typer.Option(
+            0.90,
+            "--min-confirmed",
+            help="--mode qrels: 'labels reliable' needs the confirmed share's CI lower bound "
+            "at least this (0 to 1).",
+        ),
+        max_missed: float = typer.Option(
+            0.10,
+            "--max-missed",
+            help="--mode qrels: negatives found relevant above this is 'missing labels' (0 to 1).",
+        ),
         no_progress: bool = typer.Option(False, "--no-progress", help="No progress bars."),
     ) -> None:
         """The whole audit: rescore, contested cases, validation subset, judges, human
-        labels, agreement and gate, then every case and the final report. Resumable: run
-        the same command again to continue (exit status 3 means paused, not failed)."""
-        from tiap.audit import AuditSettings
+        labels, agreement and gate, then every case and the final report (--mode qrels:
+        qrels pairs instead of the rescore and contested cases, and a verdict per dataset
+        on its relevance labels). Resumable: run the same command again to continue (exit
+        status 3 means paused, not failed)."""
+        from pydantic import ValidationError
 
-        settings = AuditSettings(
-            bundle=bundle,
-            out=out,
-            panel=panel,
-            db=db,
-            rubric=rubric,
-            k=k,
-            ks=ks,
-            n=n,
-            overlap=overlap,
-            seed=seed,
-            from_runs=_names(from_runs),
-            humans="skip" if no_humans else "required",
-            reference=reference,
-            min_fleiss=min_fleiss,
-            min_judge_kappa=min_judge_kappa,
-            max_cost=max_cost,
-            force=force,
-            progress=not no_progress,
-        )
+        from tiap.agreement.qrels import check_share_threshold
+        from tiap.audit import AuditSettings
+        from tiap.cli.options import settings_problem
+        from tiap.errors import TiapError
+
+        if mode not in ("contested", "qrels"):
+            raise TiapError(f"--mode: give contested or qrels (not '{mode}')")
+        if mode != "qrels" and (negatives or run is not None or per_dataset != 100):
+            raise TiapError("--per-dataset, --negatives and --run are for --mode qrels")
+        try:
+            settings = AuditSettings(
+                bundle=bundle,
+                out=out,
+                panel=panel,
+                mode="qrels" if mode == "qrels" else "contested",
+                db=db,
+                rubric=rubric,
+                k=k,
+                ks=ks,
+                n=n,
+                overlap=overlap,
+                seed=seed,
+                from_runs=_names(from_runs),
+                humans="skip" if no_humans else "required",
+                reference=reference,
+                min_fleiss=min_fleiss,
+                min_judge_kappa=min_judge_kappa,
+                max_cost=max_cost,
+                force=force,
+                progress=not no_progress,
+                per_dataset=per_dataset,
+                negatives=negatives,
+                run=run,
+                min_confirmed=check_share_threshold("--min-confirmed", min_confirmed),
+                max_missed=check_share_threshold("--max-missed", max_missed),
+            )
+        except ValidationError as exc:
+            raise settings_problem(exc) from None
         _finish(_run(settings))
 
     @app.command("demo")
@@ -127,7 +188,7 @@ def register(app: typer.Typer) -> None:
         from tiap.audit import AuditSettings
         from tiap.traces.samples import sample_bundle_path
 
-        typer.echo(
+        echo(
             "tiap demo: the sample bundle (3 invented conversations), the 'offline' panel "
             "(deterministic baselines, not LLMs), no human labels; the demo goes past a "
             "failed gate with --force to show every step."
@@ -143,5 +204,5 @@ def register(app: typer.Typer) -> None:
             progress=not no_progress and sys.stderr.isatty(),
         )
         outcome = _run(settings)
-        typer.echo(f"reports in {out.resolve()}: open {outcome.index_html.resolve()}")
+        echo(f"reports in {out.resolve()}: open {outcome.index_html.resolve()}")
         _finish(outcome)

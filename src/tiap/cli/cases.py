@@ -1,4 +1,5 @@
-"""`tiap cases` sub-commands: extract, sample, list, show, subsets, rename-rater."""
+"""`tiap cases` sub-commands: extract, from-qrels, sample, list, show, subsets,
+rename-rater."""
 
 from __future__ import annotations
 
@@ -8,17 +9,37 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from tiap.cli.output import echo, echo_json
+from tiap.text import inert
+
 if TYPE_CHECKING:
     from tiap.cases.extract import ExtractReport
+    from tiap.cases.from_qrels import QrelsImportReport
     from tiap.cases.models import Case, LabelRecord
     from tiap.cases.sample import SampleResult
+    from tiap.cases.vocab import CaseKind
 
 app = typer.Typer(
-    help="Contested credits: extract them from a bundle, draw validation subsets, look at them.",
+    help="Cases: contested credits extracted from a bundle, or annotated (query, document) "
+    "pairs drawn from qrels; validation subsets; looking at them.",
     no_args_is_help=True,
 )
 
 DB_HELP = "Workspace file (SQLite)."
+KIND_HELP = "Only cases of this kind: contested (credits) or qrels (annotated pairs)."
+
+
+def _kind(value: str | None) -> CaseKind | None:
+    """``--kind`` checked against the case kinds."""
+    from tiap.cases.vocab import CASE_KINDS
+    from tiap.errors import TiapError
+
+    if value is None:
+        return None
+    kind = next((k for k in CASE_KINDS if k == value), None)
+    if kind is None:
+        raise TiapError(f"--kind: give one of {', '.join(CASE_KINDS)} (not '{value}')")
+    return kind
 
 
 def _runs(values: list[str] | None) -> list[str] | None:
@@ -29,16 +50,18 @@ def _runs(values: list[str] | None) -> list[str] | None:
 
 
 def _echo_json(obj: object) -> None:
-    typer.echo(json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False))
+    echo_json(json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False))
 
 
 def _short(text: str, width: int) -> str:
-    flat = " ".join(text.split())
+    flat = " ".join(inert(text).split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
 def _table(header: list[str], rows: list[list[str]], right: set[int]) -> str:
-    """Plain aligned columns (never truncated, so ids can be copied)."""
+    """Plain aligned columns (never truncated, so ids can be copied); cells are made
+    inert before they are measured."""
+    header, rows = [inert(h) for h in header], [[inert(c) for c in row] for row in rows]
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     out = []
     for row in [header, *rows]:
@@ -69,30 +92,33 @@ def _print_extract_report(report: ExtractReport, db: Path) -> None:
     rows.append(
         ["all", "", "", "", "", str(report.contested), *(str(report.buckets[b]) for b in buckets)]
     )
-    typer.echo(f"contested credits at k={report.k} in {report.dataset}")
-    typer.echo(_table(header, rows, right=set(range(2, len(header)))))
+    echo(f"contested credits at k={report.k} in {report.dataset}")
+    echo(_table(header, rows, right=set(range(2, len(header)))))
     missing = sum(rc.no_ranking for rc in report.runs.values())
     if missing:
-        typer.echo(f"{missing} (run, query) pairs had no ranking (counted as empty rankings)")
-    typer.echo(
+        echo(f"{missing} (run, query) pairs had no ranking (counted as empty rankings)")
+    echo(
         "empty target: the query's Raw or Canonical target is empty on the run's store, "
         "so it cannot be contested"
     )
-    typer.echo(f"{report.added} new cases in {db} ({report.already_present} already there)")
+    echo(f"{report.added} new cases in {db} ({report.already_present} already there)")
 
 
 def _print_sample_result(result: SampleResult) -> None:
     for note in result.notes:
-        typer.echo(f"note: {note}")
+        echo(f"note: {note}")
     alloc = ", ".join(f"{b}: {n}" for b, n in result.allocation.items())
     over = ", ".join(f"{b}: {n}" for b, n in result.overlap_allocation.items())
-    typer.echo(
+    echo(
         f"subset '{result.name}': {len(result.case_ids)} of {result.pool_size} cases ({alloc}); "
         f"overlap {len(result.overlap_ids)} ({over})"
     )
 
 
 def _print_case_table(cases: list[Case], overlap: set[str]) -> None:
+    if any(c.is_qrels for c in cases):
+        _print_kinds_table(cases, overlap)
+        return
     header = ["case_id", "run", "query_id", "rank", "bucket"]
     if overlap:
         header.append("overlap")
@@ -104,11 +130,50 @@ def _print_case_table(cases: list[Case], overlap: set[str]) -> None:
             row.append("yes" if c.case_id in overlap else "")
         rows.append([*row, _short(c.memory_text, 60)])
     if rows:
-        typer.echo(_table(header, rows, right={3}))
-    typer.echo(f"{len(cases)} cases")
+        echo(_table(header, rows, right={3}))
+    echo(f"{len(cases)} cases")
+
+
+def _print_kinds_table(cases: list[Case], overlap: set[str]) -> None:
+    """Cases of both kinds: a qrels pair's run is ``qrels`` (annotated) or the run it
+    was drawn from; its bucket is its grade stratum."""
+    header = ["case_id", "kind", "dataset", "run", "query_id", "rank", "bucket"]
+    if overlap:
+        header.append("overlap")
+    header.append("memory / document")
+    rows = []
+    for c in cases:
+        rank = "" if c.rank is None else str(c.rank)
+        row = [c.case_id, c.kind, c.dataset, c.run, c.query_id, rank, c.rank_bucket]
+        if overlap:
+            row.append("yes" if c.case_id in overlap else "")
+        rows.append([*row, _short(c.memory_text, 50)])
+    echo(_table(header, rows, right={5}))
+    counts = ", ".join(f"{n} {k}" for k, n in sorted(_count_kinds(cases).items()))
+    echo(f"{len(cases)} cases ({counts})")
+
+
+def _count_kinds(cases: list[Case]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for c in cases:
+        out[c.kind] = out.get(c.kind, 0) + 1
+    return out
+
+
+def _labels_lines(labels: list[LabelRecord]) -> list[str]:
+    if not labels:
+        return ["labels: none yet"]
+    lines = ["labels (latest per rater):"]
+    for lab in labels:
+        value = lab.label if lab.label is not None else f"(none: {lab.reason})"
+        lines.append(f"  {lab.rater} [{lab.rater_kind}]: {value}")
+    return lines
 
 
 def _print_case(case: Case, labels: list[LabelRecord]) -> None:
+    if case.is_qrels:
+        _print_qrels_case(case, labels)
+        return
     lines = [
         f"case {case.case_id}  run {case.run} (store {case.store})  dataset {case.dataset}",
         f"query {case.query_id}  category {case.category or 'unknown'}",
@@ -120,14 +185,60 @@ def _print_case(case: Case, labels: list[LabelRecord]) -> None:
         f"k={case.k}):",
         f"  {case.memory_text}",
     ]
-    if labels:
-        lines.append("labels (latest per rater):")
-        for lab in labels:
-            value = lab.label if lab.label is not None else f"(none: {lab.reason})"
-            lines.append(f"  {lab.rater} [{lab.rater_kind}]: {value}")
+    echo("\n".join(lines + _labels_lines(labels)))
+
+
+def _print_qrels_case(case: Case, labels: list[LabelRecord]) -> None:
+    if case.pair == "negative":
+        origin = f"a top-ranked document of run {case.run} (rank {case.rank}) without a "
+        origin += "positive qrels grade"
     else:
-        lines.append("labels: none yet")
-    typer.echo("\n".join(lines))
+        origin = "an annotated pair of the qrels file"
+        if case.rank is not None:
+            origin += f" (rank {case.rank} in run {case.metadata.get('ranked_by', '?')})"
+    lines = [
+        f"case {case.case_id}  kind qrels  dataset {case.dataset}  "
+        f"memory type {case.memory_type or 'unknown'}",
+        f"query {case.query_id}" + (f"  category {case.category}" if case.category else ""),
+        f"query: {case.question}",
+        *([f"gold answer: {case.answer}"] if case.answer else []),
+        f"document {case.memory_id}" + (f" ({case.title})" if case.title else "") + ":",
+        f"  {case.memory_text}",
+        f"qrels: {case.grade_text}; {origin} (stratum {case.rank_bucket})",
+    ]
+    echo("\n".join(lines + _labels_lines(labels)))
+
+
+def _print_qrels_report(report: QrelsImportReport, db: Path) -> None:
+    header = ["dataset", "type", "queries", "qrels", "strata", "sampled", "negatives"]
+    rows = []
+    for name, c in report.datasets.items():
+        strata = ", ".join(f"{s}: {c.allocation[s]}/{n}" for s, n in c.strata.items())
+        negs = f"{c.negatives}/{c.negatives_pool}" if c.run else ""
+        rows.append(
+            [
+                name,
+                c.memory_type or "",
+                str(c.queries),
+                str(c.qrels_lines),
+                strata,
+                f"{c.sampled} ({c.queries_sampled} queries)",
+                negs,
+            ]
+        )
+    echo(f"qrels pairs from {report.source} ({report.source_kind})")
+    echo(_table(header, rows, right={2, 3}))
+    for note in report.notes:
+        echo(f"note: {note}")
+    if report.run:
+        echo(
+            f"negatives: top-ranked documents of run {report.run} without a positive grade "
+            "(drawn/pool)"
+        )
+    echo(
+        f"subset '{report.subset}' ({report.subset_status}): {report.cases} pairs; "
+        f"{report.added} new cases in {db} ({report.already_present} already there)"
+    )
 
 
 @app.command("extract")
@@ -143,17 +254,74 @@ def extract(
     """Find contested credits (Raw misses in the top k, Source and Canonical credited)."""
     from tiap.cases.extract import extract_cases
     from tiap.cases.workspace import Workspace
+    from tiap.limits import check_k
     from tiap.traces.bundle import read_bundle
 
+    if k is not None:
+        check_k("--k", k)
     b = read_bundle(bundle)
     for warning in b.warnings:
-        typer.echo(f"tiap: warning: {warning}", err=True)
+        echo(f"tiap: warning: {warning}", err=True)
     with Workspace(db) as ws:
         report = extract_cases(b, ws, k=k, runs=_runs(runs))
     if as_json:
         _echo_json(report.model_dump(mode="json"))
         return
     _print_extract_report(report, db)
+
+
+@app.command("from-qrels")
+def from_qrels(
+    source: Path = typer.Argument(
+        ...,
+        help="An LMEB/BEIR task directory (queries.jsonl, corpus.jsonl, qrels.tsv), a tree "
+        "of them (each a dataset named by its path), or a trace bundle.",
+    ),
+    db: Path = typer.Option(..., "--db", help=DB_HELP),
+    per_dataset: int = typer.Option(
+        100, "--per-dataset", help="Annotated pairs drawn per dataset (stratified by grade)."
+    ),
+    seed: int = typer.Option(1337, "--seed", help="Seed of the draw within each query."),
+    negatives: int = typer.Option(
+        0,
+        "--negatives",
+        help="Also draw up to N top-ranked documents per dataset that the qrels give no "
+        "positive grade (needs --run).",
+    ),
+    run: str | None = typer.Option(
+        None,
+        "--run",
+        help="The run for --negatives: a TREC or JSONL run file (looked up in each task "
+        "directory, one level up, then as given), or a bundle's run by name.",
+    ),
+    name: str = typer.Option("qrels", "--name", help="Name of the subset of drawn pairs."),
+    replace: bool = typer.Option(False, "--replace", help="Replace a subset of that name."),
+    as_json: bool = typer.Option(False, "--json", help="Print the counts as JSON."),
+) -> None:
+    """Annotated (query, document) pairs as cases of kind qrels, for auditing relevance
+    labels (deterministic, stratified by grade, spread over queries), stored as a subset."""
+    from tiap.cases.from_qrels import check_options
+    from tiap.cases.from_qrels import from_qrels as draw
+    from tiap.cases.qrels_source import read_source
+    from tiap.cases.workspace import Workspace
+
+    check_options(per_dataset, seed, negatives, run)
+    src = read_source(source)  # read before the workspace is opened: bad input creates none
+    with Workspace(db) as ws:
+        report = draw(
+            src,
+            ws,
+            per_dataset=per_dataset,
+            seed=seed,
+            negatives=negatives,
+            run=run,
+            subset=name,
+            replace=replace,
+        )
+    if as_json:
+        _echo_json(report.model_dump(mode="json"))
+        return
+    _print_qrels_report(report, db)
 
 
 @app.command("sample")
@@ -169,12 +337,27 @@ def sample(
         None, "--from-runs", help="Draw only from these runs (repeat or comma-separate)."
     ),
     replace: bool = typer.Option(False, "--replace", help="Replace a subset of that name."),
+    kind: str | None = typer.Option(
+        None,
+        "--kind",
+        help="Draw from cases of this kind (contested or qrels); needed when the workspace "
+        "holds both.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the subset as JSON."),
 ) -> None:
-    """Draw a stratified validation subset (by rank bucket) with a reviewer overlap."""
+    """Draw a stratified validation subset (by rank bucket; qrels pairs by dataset and
+    grade) with a reviewer overlap."""
     from tiap.cases.sample import default_overlap, sample_subset
     from tiap.cases.workspace import Workspace
+    from tiap.errors import TiapError
+    from tiap.limits import check_cases, check_seed
 
+    check_cases("--n", n)
+    if overlap is not None:
+        check_cases("--overlap", overlap, minimum=0)
+        if overlap > n:
+            raise TiapError(f"--overlap ({overlap}) cannot exceed --n ({n})")
+    check_seed("--seed", seed)
     with Workspace(db, create=False) as ws:
         result = sample_subset(
             ws,
@@ -184,6 +367,7 @@ def sample(
             seed=seed,
             from_runs=_runs(from_runs),
             replace=replace,
+            kind=_kind(kind),
         )
     if as_json:
         _echo_json(result.model_dump(mode="json"))
@@ -196,17 +380,18 @@ def list_cases(
     db: Path = typer.Option(..., "--db", help=DB_HELP),
     subset: str | None = typer.Option(None, "--subset", help="Only the cases of this subset."),
     runs: list[str] | None = typer.Option(None, "--runs", help="Only these runs."),
+    kind: str | None = typer.Option(None, "--kind", help=KIND_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print JSON Lines, one case a line."),
 ) -> None:
-    """List cases (a subset's own order, else by run and query)."""
+    """List cases (a subset's own order, else by kind, run and query)."""
     from tiap.cases.workspace import Workspace
 
     with Workspace.open_readonly(db) as ws:
-        cases = ws.cases(subset=subset, runs=_runs(runs))
+        cases = ws.cases(subset=subset, runs=_runs(runs), kind=_kind(kind))
         overlap = set(ws.overlap_ids(subset)) if subset else set()
     if as_json:
         for c in cases:
-            typer.echo(c.model_dump_json())
+            echo_json(c.model_dump_json())
         return
     _print_case_table(cases, overlap)
 
@@ -256,11 +441,11 @@ def subsets(
         _echo_json(rows)
         return
     if not rows:
-        typer.echo("no subsets (draw one with 'tiap cases sample')")
+        echo("no subsets (draw one with 'tiap cases sample')")
     for row in rows:
         p = row["params"]
         runs = ",".join(p.get("from_runs") or []) or "all runs"
-        typer.echo(
+        echo(
             f"{row['name']}: {row['size']} cases, {row['overlap']} in overlap "
             f"(kind={p.get('kind', '?')}, seed={p.get('seed', '?')}, from {runs})"
         )
@@ -289,4 +474,4 @@ def rename_rater(
         raise TiapError(f"--kind: give one of {', '.join(RATER_KINDS)} (not '{kind}')")
     with Workspace(db, create=False) as ws:
         renamed = ws.rename_rater(old, new, rater_kind)
-    typer.echo(f"renamed {renamed} labels of {kind} '{old}' to '{new}' in {db}")
+    echo(f"renamed {renamed} labels of {kind} '{old}' to '{new}' in {db}")

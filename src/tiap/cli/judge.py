@@ -1,20 +1,28 @@
-"""`tiap judge` sub-commands: run a panel over cases, list panels."""
+"""`tiap judge` sub-commands: run a panel over cases, list panels and provider batches."""
 
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
 import typer
 
+from tiap.cli.output import cell, cells, echo, echo_json
 from tiap.errors import Interrupted, TiapError
+from tiap.text import inert
 
 #: What Ctrl-C during ``judge run`` keeps, and how to go on.
 RESUME_HINT = (
     "every answered call and its label are stored; run the same command again to go on "
     "(answered calls are not repeated)"
 )
+#: ... and with ``--batch``: what was submitted keeps running at the provider.
+BATCH_HINT = "; submitted provider batches keep running: the same command collects them"
+#: Exit status when work is left that a later run can do: the budget ran out, or
+#: provider batches are still running.
+EXIT_INCOMPLETE = 3
 
 app = typer.Typer(help="Judge cases with a panel of LLM judges (litellm).", no_args_is_help=True)
 
@@ -35,7 +43,8 @@ def _money(value: float | None) -> str:
 def _print_dry_run(report: Any) -> None:
     from rich.table import Table
 
-    table = Table(title=f"dry run: panel {report.panel}, rubric {report.rubric_id}")
+    title = cell(f"dry run: panel {report.panel}, rubric {report.rubric_id}", "table.title")
+    table = Table(title=title)
     for col in (
         "judge",
         "kind",
@@ -48,15 +57,22 @@ def _print_dry_run(report: Any) -> None:
     ):
         table.add_column(col, justify="left" if col in ("judge", "kind") else "right")
     for j in report.judges:
+        name = cell(j.judge)
+        if j.missing_key_env:
+            name.append_text(cell(f" (no {j.missing_key_env})", style="red"))
         table.add_row(
-            j.judge + (f" [red](no {j.missing_key_env})[/red]" if j.missing_key_env else ""),
-            j.kind,
-            str(j.cases),
-            str(j.already_labelled),
-            str(j.cache_hits),
-            str(j.calls),
-            _money(j.est_cost_usd),
-            _money(j.max_cost_usd),
+            name,
+            *cells(
+                (
+                    j.kind,
+                    j.cases,
+                    j.already_labelled,
+                    j.cache_hits,
+                    j.calls,
+                    _money(j.est_cost_usd),
+                    _money(j.max_cost_usd),
+                )
+            ),
         )
     console = _console()
     console.print(table)
@@ -87,10 +103,10 @@ def _gate_line(gate: Any) -> str:
     return f"scale gate: the run would be refused (pass --force to go on): {info['message']}"
 
 
-def _print_summary(summary: Any) -> None:
+def _print_summary(summary: Any, come_back: str | None = None) -> None:
     from rich.table import Table
 
-    table = Table(title=f"panel {summary.panel}, rubric {summary.rubric_id}")
+    table = Table(title=cell(f"panel {summary.panel}, rubric {summary.rubric_id}", "table.title"))
     cols = (
         "judge",
         "kind",
@@ -98,6 +114,9 @@ def _print_summary(summary: Any) -> None:
         "cached",
         "calls",
         "retries",
+        "429s",
+        "in flight",
+        "waited",
         "valid",
         "invalid",
         "left",
@@ -109,34 +128,94 @@ def _print_summary(summary: Any) -> None:
         invalid = ", ".join(f"{k} {v}" for k, v in sorted(j.invalid.items())) or "0"
         cost = _money(j.cost_usd) + (f" (+{j.cost_unknown} unpriced)" if j.cost_unknown else "")
         table.add_row(
-            j.judge,
-            j.kind,
-            str(j.already_labelled),
-            str(j.cache_hits),
-            str(j.calls),
-            str(j.retries),
-            str(j.valid),
-            invalid,
-            str(j.not_started),
-            cost,
+            *cells(
+                (
+                    j.judge,
+                    j.kind,
+                    j.already_labelled,
+                    j.cache_hits,
+                    j.calls,
+                    j.retries,
+                    j.rate_limited,
+                    "-" if j.concurrency is None else j.concurrency,
+                    f"{j.retry_wait_s:.1f} s",
+                    j.valid,
+                    invalid,
+                    j.not_started,
+                    cost,
+                )
+            )
         )
     console = _console()
     console.print(table)
     invalid = ", ".join(f"{k} {v}" for k, v in summary.invalid.items()) or "none"
-    console.print(
+    line = (
         f"calls: {summary.calls}  cache hits: {summary.cache_hits}  retries: {summary.retries}  "
         f"valid: {summary.valid}  invalid: {invalid}  cost: {_money(summary.cost_usd)}"
     )
+    console.print(inert(line), markup=False)  # reasons may quote a provider's reply
+    for line in _summary_notes(summary, come_back):
+        console.print(inert(line), markup=False)
+
+
+def _summary_notes(summary: Any, come_back: str | None) -> list[str]:
+    """The lines under the summary table: routes, sharing, budget, what is left."""
+    lines = []
+    for j in summary.judges:
+        if j.route_note:
+            batches = ""
+            if j.route == "batch":
+                batches = (
+                    f": {j.batches_submitted} batches submitted ({j.batch_requests} requests), "
+                    f"{j.batch_answered} lines stored, {j.batch_retried} called again directly"
+                )
+            lines.append(f"{j.judge}: {j.route} ({j.route_note}){batches}")
+    if summary.deduplicated:
+        lines.append(
+            f"identical requests sent once: {summary.deduplicated} judgments answered by the "
+            "request of another case"
+        )
+    if summary.done_elsewhere:
+        lines.append(f"{summary.done_elsewhere} judgments were made by another run meanwhile")
     if any(j.kind == "baseline" for j in summary.judges):
-        console.print("note: 'baseline' judges are deterministic lexical rules, not LLMs.")
+        lines.append("note: 'baseline' judges are deterministic lexical rules, not LLMs.")
     if any(j.kind == "local_llm" for j in summary.judges):
-        console.print("note: the local LLM (SmolLM2-135M) is a weak judge.")
+        lines.append("note: the local LLM (SmolLM2-135M) is a weak judge.")
+    if summary.max_cost_usd is not None and summary.budget_used_usd is not None:
+        lines.append(
+            f"budget {_money(summary.max_cost_usd)}, shared with overlapping runs: "
+            f"{_money(summary.budget_used_usd)} spent in all"
+        )
     if summary.stopped_by_budget:
-        console.print(
+        lines.append(
             f"stopped before exceeding the budget of {_money(summary.max_cost_usd)}: "
-            f"{sum(j.not_started for j in summary.judges)} judgments not started; "
+            f"{summary.not_started} judgments not started; "
             "re-run with a higher --max-cost to complete them."
         )
+    if summary.nothing_to_claim:
+        lines.append(
+            f"nothing left to claim: the {summary.held_elsewhere} judgments left are being "
+            "made by another run"
+        )
+    elif summary.held_elsewhere:
+        lines.append(f"{summary.held_elsewhere} judgments were left to another run")
+    if summary.in_batches:
+        how = f": {come_back}" if come_back else ""
+        lines.append(
+            f"{summary.in_batches} judgments wait in provider batches; collect them with the "
+            f"--batch command again{how}"
+        )
+    return lines
+
+
+def _come_back(db: Path, panel: str, subset: str | None, rubric: str) -> str:
+    """The command that collects a run's provider batches."""
+    args = ["tiap", "judge", "run", "--db", str(db), "--panel", panel]
+    if subset is not None:
+        args += ["--subset", subset]
+    if rubric != "contested-credit":
+        args += ["--rubric", rubric]
+    return shlex.join([*args, "--batch"])
 
 
 @app.command("run")
@@ -148,7 +227,6 @@ def run(
     max_cost: float | None = typer.Option(
         None,
         "--max-cost",
-        min=0,
         help="Budget in US dollars for this run; stops before exceeding it.",
     ),
     dry_run: bool = typer.Option(
@@ -160,16 +238,49 @@ def run(
     retry_failed: bool = typer.Option(
         False, "--retry-failed", help="Call again where the last judgment failed in transport."
     ),
+    batch: bool = typer.Option(
+        False,
+        "--batch",
+        help="Send each judge's requests through its provider's batch API where it has one "
+        "(OpenAI protocol); other judges are called directly. Resumable.",
+    ),
+    no_wait: bool = typer.Option(
+        False,
+        "--no-wait",
+        help="With --batch: submit (and collect what is finished), then exit 3 without "
+        "waiting; the same command collects the rest.",
+    ),
+    poll_interval: float = typer.Option(
+        30.0,
+        "--poll-interval",
+        help="With --batch: seconds between batch polls (0.01 to 86,400).",
+    ),
+    lease: float = typer.Option(
+        120.0,
+        "--lease",
+        help="Seconds a claim on a pair lasts unless renewed: how long a run that crashed "
+        "on another host keeps its pairs from others.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bars."),
 ) -> None:
-    """Judge the cases (or a subset) with every judge of a panel; resumable."""
+    """Judge the cases (or a subset) with every judge of a panel; resumable, and safe
+    to run in several processes at once (they split the work)."""
     from tiap.cases import Workspace
     from tiap.judge import dry_run as make_dry_run
     from tiap.judge import load_panel, plan_run
+    from tiap.judge.batch_run import BatchOptions
     from tiap.judge.progress import run_with_progress
+    from tiap.limits import check_cost, check_float
     from tiap.rubric import load_rubric
 
+    if max_cost is not None:
+        check_cost("--max-cost", max_cost)
+    check_float("--poll-interval", poll_interval, minimum=0.01, maximum=86_400.0)
+    check_float("--lease", lease, minimum=0.1, maximum=86_400.0)
+    if no_wait and not batch:
+        raise TiapError("--no-wait goes with --batch")
+    options = BatchOptions(wait=not no_wait, poll_s=poll_interval) if batch else None
     the_panel = load_panel(panel)
     the_rubric = load_rubric(rubric)
     with Workspace(db, create=False) as ws:
@@ -186,23 +297,89 @@ def run(
             report = make_dry_run(plan)
             if as_json:
                 data = {**report.model_dump(mode="json"), "gate": _gate_json(plan.gate)}
-                typer.echo(json.dumps(data, indent=2))
+                echo_json(json.dumps(data, indent=2))
             else:
                 _print_dry_run(report)
-                typer.echo(_gate_line(plan.gate))
+                echo(_gate_line(plan.gate))
             return
         if plan.gate_note:
-            typer.echo(f"tiap: warning: {plan.gate_note}", err=True)
+            echo(f"tiap: warning: {plan.gate_note}", err=True)
         try:
-            summary = run_with_progress(ws, plan, max_cost=max_cost, progress=not no_progress)
+            summary = run_with_progress(
+                ws,
+                plan,
+                max_cost=max_cost,
+                progress=not no_progress,
+                batch=options,
+                lease_s=lease,
+            )
         except KeyboardInterrupt:
-            raise Interrupted(RESUME_HINT) from None
+            raise Interrupted(RESUME_HINT + (BATCH_HINT if batch else "")) from None
+    come_back = _come_back(db, panel, subset, rubric)
     if as_json:
-        typer.echo(summary.model_dump_json(indent=2))
+        echo_json(summary.model_dump_json(indent=2))
     else:
-        _print_summary(summary)
+        _print_summary(summary, come_back)
     if summary.errors:
         raise TiapError("judges stopped: " + "; ".join(summary.errors))
+    if summary.incomplete:
+        if summary.waiting:
+            echo(f"tiap: waiting for provider batches; next: {come_back}", err=True)
+        else:
+            echo("tiap: stopped by the budget; work is left", err=True)
+        raise typer.Exit(EXIT_INCOMPLETE)
+    if summary.nothing_to_claim:
+        echo("tiap: nothing left to claim: another run is judging the rest", err=True)
+
+
+def _print_batches(reports: list[Any]) -> None:
+    from rich.table import Table
+
+    table = Table(title="provider batches")
+    cols = ("id", "batch", "judge", "state", "status", "requests", "pairs", "stored", "again")
+    for col in (*cols, "cost", "created", "closed"):
+        table.add_column(col, justify="right" if col in (*cols[5:], "cost") else "left")
+    for r in reports:
+        table.add_row(
+            *cells(
+                (
+                    r.submission,
+                    r.batch_id or "-",
+                    r.judge,
+                    r.state,
+                    r.provider_status or "-",
+                    r.requests,
+                    r.pairs,
+                    r.answered,
+                    r.retried,
+                    _money(r.cost_usd) if r.cost_usd is not None else "-",
+                    r.created_at[:19],
+                    (r.closed_at or "-")[:19],
+                )
+            )
+        )
+    _console().print(table)
+
+
+@app.command("batches")
+def batches(
+    db: Path = typer.Option(..., "--db", help="The workspace (SQLite file)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the batches as JSON on stdout."),
+) -> None:
+    """List the provider batches submitted from this workspace (read-only): their
+    status and counts. 'stored' lines were stored like direct calls; lines 'again'
+    were called again directly (expired, cancelled, failed or malformed)."""
+    from tiap.cases import Workspace
+    from tiap.judge.batch_run import batch_report
+
+    with Workspace.open_readonly(db) as ws:
+        reports = [batch_report(sub) for sub in ws.submissions()]
+    if as_json:
+        echo_json(json.dumps([r.model_dump(mode="json") for r in reports], indent=2))
+    elif not reports:
+        echo("no provider batches in this workspace (tiap judge run --batch submits them)")
+    else:
+        _print_batches(reports)
 
 
 @app.command("panels")
@@ -212,7 +389,7 @@ def panels() -> None:
 
     for name in builtin_panels():
         p = load_panel(name)
-        typer.echo(f"{p.name}: {' '.join(p.description.split())}")
+        echo(f"{p.name}: {' '.join(p.description.split())}")
         for j in p.judges:
             key = f", key from ${j.api_key_env}" if j.api_key_env else ""
-            typer.echo(f"  {j.name} [{j.kind}] {j.model}{key}")
+            echo(f"  {j.name} [{j.kind}] {j.model}{key}")

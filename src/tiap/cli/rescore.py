@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -32,10 +32,13 @@ def _print_summary(report: RescoreReport, paths: dict[str, Path]) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(highlight=False)
+    from tiap.rescore.compare import fixed_label
+    from tiap.text import inert as v
+
+    console = Console(highlight=False, markup=False)
     m = report.parameters.primary_measure
     targets = report.parameters.targets
-    means = Table(title=f"{report.dataset}: mean {m} (each target on its own queries)")
+    means = Table(title=f"{v(report.dataset)}: mean {m} (each target on its own queries)")
     means.add_column("run")
     for t in targets:
         means.add_column(t, justify="right")
@@ -44,7 +47,7 @@ def _print_summary(report: RescoreReport, paths: dict[str, Path]) -> None:
         cells = []
         for t in targets:
             cells += [_fmt(rr.targets[t].means[m]), str(rr.targets[t].n_evaluated)]
-        means.add_row(run, *cells)
+        means.add_row(v(run), *cells)
     console.print(means)
 
     diffs = Table(title=f"paired Δ {m} on shared queries (95% CI)")
@@ -56,7 +59,7 @@ def _print_summary(report: RescoreReport, paths: dict[str, Path]) -> None:
         for name, pair in rr.pairs.items():
             iv = pair.difference[m]
             ci = "–" if iv.ci_low is None else f"[{iv.ci_low:+.4f}, {iv.ci_high:+.4f}]"
-            diffs.add_row(run, name, str(pair.n_shared), _signed(iv.mean), ci)
+            diffs.add_row(v(run), name, str(pair.n_shared), _signed(iv.mean), ci)
     console.print(diffs)
 
     for name, share in report.headline.instability.items():
@@ -72,8 +75,10 @@ def _print_summary(report: RescoreReport, paths: dict[str, Path]) -> None:
         f"({report.headline.n_winner_flips_all_measures} over all measures)"
     )
     for family in report.headline.design:
-        winners = ", ".join(f"{t}: {'/'.join(w) or '–'}" for t, w in family.winner.items())
-        console.print(f"best {family.key} on {m}: {winners}")
+        winners = ", ".join(f"{t}: {v('/'.join(w)) or '–'}" for t, w in family.winner.items())
+        group = v(fixed_label(family.fixed))
+        key = v(family.key)
+        console.print(f"best {key} on {m}{f' ({group})' if group else ''}: {winners}")
     excluded = sum(sum(v.values()) for v in report.exclusions.values())
     if excluded:
         console.print(
@@ -81,7 +86,7 @@ def _print_summary(report: RescoreReport, paths: dict[str, Path]) -> None:
         )
     if report.warnings.count:
         console.print(f"bundle warnings: {report.warnings.count} (listed in report.json)")
-    for key in ("per_query", "report_json", "report_md"):
+    for key in ("per_query", "report_json", "report_md", "report_html"):
         console.print(f"wrote {paths[key]}", soft_wrap=True)
 
 
@@ -90,7 +95,11 @@ def register(app: typer.Typer) -> None:
 
     @app.command("rescore")
     def rescore(
-        bundle: Path = typer.Argument(..., help="Trace bundle directory."),
+        bundles: list[Path] = typer.Argument(
+            ...,
+            help="Trace bundle directory; or several, or a directory of bundles (e.g. one per "
+            "LMEB task), for a suite report.",
+        ),
         out: Path = typer.Option(..., "--out", "-o", help="Output directory (created if needed)."),
         k: str = typer.Option("10,60", "--k", help="Cut-offs, comma-separated."),
         metrics: str | None = typer.Option(
@@ -107,37 +116,87 @@ def register(app: typer.Typer) -> None:
         primary: str | None = typer.Option(
             None,
             "--primary",
-            help="Measure the summary and headline quote (default: nDCG at the bundle's k).",
+            help="Measure the summary and headline quote (default: nDCG at the bundle's k; "
+            "for a suite, ndcg@10).",
         ),
     ) -> None:
         """Rescore saved rankings under the Raw, Source and Canonical targets.
 
-        Writes per_query.csv, report.json and report.md to --out.
+        Writes per_query.csv, report.json, report.md and report.html to --out. For several
+        bundles (or a directory of bundles): each bundle's files in its own subdirectory of
+        --out, and suite.json, suite.md and suite.html (Mean(Dataset), Mean(Type)) in --out.
         """
+        from tiap.limits import MAX_RESCORE_RESAMPLES, check_resamples, check_seed
         from tiap.rescore.api import rescore_bundle, write_outputs
         from tiap.rescore.metrics import parse_measure, parse_measures
+        from tiap.rescore.suite import is_suite
         from tiap.traces.bundle import read_bundle
 
-        parse_measures(metrics, k)  # bad options fail before a large bundle is read
+        # bad options fail before a large bundle is read
+        parse_measures(metrics, k)
+        check_resamples("--resamples", resamples, minimum=1, maximum=MAX_RESCORE_RESAMPLES)
+        check_seed("--seed", seed)
         if primary is not None:
             parse_measure(primary)
-        loaded = read_bundle(bundle)
-        result = rescore_bundle(
-            loaded,
-            ks=k,
-            metrics=metrics,
-            runs=_names(runs),
-            resamples=resamples,
-            seed=seed,
-            primary=primary,
-        )
-        for w in result.report.warnings.messages[:SHOWN_WARNINGS]:
-            typer.echo(f"warning: {w}", err=True)
-        if result.report.warnings.count > SHOWN_WARNINGS:
-            typer.echo(
-                f"warning: {result.report.warnings.count - SHOWN_WARNINGS} more warnings "
-                "(listed in report.json)",
-                err=True,
-            )
+        options: dict[str, Any] = {
+            "ks": k,
+            "metrics": metrics,
+            "runs": _names(runs),
+            "resamples": resamples,
+            "seed": seed,
+        }
+        if is_suite(bundles):
+            _suite(bundles, out, primary, options)
+            return
+        loaded = read_bundle(bundles[0])
+        result = rescore_bundle(loaded, primary=primary, **options)
+        _warn(result.report)
         paths = write_outputs(result, out)
         _print_summary(result.report, paths)
+
+
+def _warn(report: RescoreReport, prefix: str = "") -> None:
+    from tiap.text import inert as visible
+
+    for w in report.warnings.messages[:SHOWN_WARNINGS]:
+        typer.echo(f"warning: {prefix}{visible(w)}", err=True)
+    if report.warnings.count > SHOWN_WARNINGS:
+        typer.echo(
+            f"warning: {prefix}{report.warnings.count - SHOWN_WARNINGS} more warnings "
+            "(listed in report.json)",
+            err=True,
+        )
+
+
+def _suite(bundles: list[Path], out: Path, primary: str | None, options: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from tiap.rescore.suite import rescore_suite
+    from tiap.text import inert as v
+
+    console = Console(highlight=False, markup=False)
+
+    def done(task: str, report: RescoreReport, paths: dict[str, Path]) -> None:
+        _warn(report, prefix=f"{v(task)}: ")
+        console.print(f"{v(task)}: wrote {paths['report_md'].parent}", soft_wrap=True)
+
+    result = rescore_suite(bundles, out, primary=primary, on_task=done, **options)
+    r = result.report
+    table = Table(title=f"suite of {len(r.tasks)} tasks: {r.measure}")
+    table.add_column("run")
+    for t in r.targets:
+        table.add_column(f"Mean(Dataset) {t}", justify="right")
+        table.add_column(f"Mean(Type) {t}", justify="right")
+    for run in r.runs:
+        cells = []
+        for t in r.targets:
+            cells += [_fmt(r.mean_dataset[run][t]), _fmt(r.mean_type[run][t])]
+        table.add_row(v(run), *cells)
+    console.print(table)
+    for key, label in (("mean_dataset", "Mean(Dataset)"), ("mean_type", "Mean(Type)")):
+        best = ", ".join(f"{t}: {v('/'.join(w)) or '–'}" for t, w in r.winners[key].items())
+        flip = " (the best run changes with the target)" if r.winner_flip[key] else ""
+        console.print(f"best run on {label}: {best}{flip}")
+    for key in ("suite_json", "suite_md", "suite_html"):
+        console.print(f"wrote {result.paths[key]}", soft_wrap=True)

@@ -12,10 +12,16 @@ Python API::
         # beyond the validation subset: after a passed gate (tiap agreement report),
         # or with force=True, recorded
         summary = run_panel(ws, load_panel("offline"), rubric)
+        # through the providers' batch APIs, without waiting (run again to collect)
+        run_panel(ws, load_panel("my-panel.toml"), rubric, batch=BatchOptions(wait=False))
 
-litellm is imported only when a model is actually called.
+Several runs may judge one workspace at once: pairs are claimed (leased) before
+they are called and ``max_cost`` is one ledger for the runs that overlap (see
+:mod:`tiap.judge.claims`). litellm is imported only when a model is actually called.
 """
 
+from tiap.judge.batch_api import BatchLimits
+from tiap.judge.batch_run import BatchOptions
 from tiap.judge.gate import (
     GateCheck,
     GateDecision,
@@ -28,9 +34,12 @@ from tiap.judge.gate import (
 from tiap.judge.panel import JudgeSpec, Panel, builtin_panels, load_panel, parse_panel
 from tiap.judge.plan import dry_run, plan_run
 from tiap.judge.runner import execute, run_panel
-from tiap.judge.summary import DryRun, JudgeEstimate, JudgeTally, RunSummary
+from tiap.judge.summary import BatchReport, DryRun, JudgeEstimate, JudgeTally, RunSummary
 
 __all__ = [
+    "BatchLimits",
+    "BatchOptions",
+    "BatchReport",
     "DryRun",
     "GateCheck",
     "GateDecision",

@@ -10,6 +10,15 @@ is the cut; with more, the cuts are spread evenly between ``high`` and ``low``.
 
 A baseline that lacks the blocks it reads declines ("I cannot judge ..."),
 which the parser records as an abstention, never as a guessed label.
+
+A qrels prompt (a ``<document>`` block: the ``qrels-relevance`` rubric shows
+``<query>``, ``<title>`` and ``<document>``, never the qrels grade) is judged by
+each baseline's query-document analogue, the document being its title and text:
+query-word coverage (answer containment), content-word Dice (evidence overlap),
+a stricter query-word coverage (question/answer overlap), the query's numbers,
+dates and names (key facts) and character-trigram Dice (character similarity),
+each with its own cut. They are weak lexical relevance signals, as the
+contested-credit rules are weak support signals.
 """
 
 from __future__ import annotations
@@ -148,6 +157,60 @@ def char_similarity(b: Mapping[str, str]) -> Verdict:
     return Verdict(dice, f"character-trigram Dice similarity {dice:.2f}")
 
 
+def _query_document(b: Mapping[str, str]) -> tuple[str, str]:
+    """The query and the document (its title and text) of a qrels prompt."""
+    query, document = _need(b, "query", "document")
+    title = b.get("title", "").strip()
+    return query, f"{title}\n{document}" if title else document
+
+
+def query_coverage(b: Mapping[str, str]) -> Verdict:
+    query, document = _query_document(b)
+    q = content_words(query)
+    if not q:
+        raise Decline("the query has no content words")
+    hit = len(q & content_words(document))
+    return Verdict(hit / len(q), f"{hit} of {len(q)} query content words in the document")
+
+
+def query_document_dice(b: Mapping[str, str]) -> Verdict:
+    query, document = _query_document(b)
+    q, d = content_words(query), content_words(document)
+    if not q or not d:
+        raise Decline("the query or the document has no content words")
+    dice = 2 * len(q & d) / (len(q) + len(d))
+    return Verdict(dice, f"content-word Dice similarity of query and document {dice:.2f}")
+
+
+def query_key_facts(b: Mapping[str, str]) -> Verdict:
+    query, document = _query_document(b)
+    facts = key_facts(query)
+    if not facts:
+        return query_coverage(b)
+    doc = content_words(document) | {stem(w) for w in _WORD.findall(document.lower())}
+    hit = len(facts & doc)
+    return Verdict(
+        hit / len(facts), f"{hit} of {len(facts)} query numbers/dates/names in the document"
+    )
+
+
+def query_char_similarity(b: Mapping[str, str]) -> Verdict:
+    query, document = _query_document(b)
+    q, d = trigrams(query), trigrams(document)
+    if not q or not d:
+        raise Decline("the query or the document is too short")
+    dice = 2 * len(q & d) / (len(q) + len(d))
+    return Verdict(dice, f"character-trigram Dice similarity {dice:.2f}")
+
+
+@dataclass(frozen=True)
+class QrelsRule:
+    """A baseline's rule for qrels prompts and its cut (relevant at or above it)."""
+
+    rule: Callable[[Mapping[str, str]], Verdict]
+    cut: float
+
+
 @dataclass(frozen=True)
 class Baseline:
     name: str
@@ -155,6 +218,7 @@ class Baseline:
     high: float
     low: float
     description: str
+    qrels: QrelsRule | None = None
 
 
 BASELINES: dict[str, Baseline] = {
@@ -166,6 +230,7 @@ BASELINES: dict[str, Baseline] = {
             0.999,
             0.3,
             "share of the gold answer's content words found in the memory",
+            QrelsRule(query_coverage, 0.3),
         ),
         Baseline(
             "evidence-overlap",
@@ -173,6 +238,7 @@ BASELINES: dict[str, Baseline] = {
             0.6,
             0.3,
             "content-word overlap coefficient of evidence and memory",
+            QrelsRule(query_document_dice, 0.15),
         ),
         Baseline(
             "qa-overlap",
@@ -180,6 +246,7 @@ BASELINES: dict[str, Baseline] = {
             0.6,
             0.3,
             "mean share of question and answer content words in the memory",
+            QrelsRule(query_coverage, 0.4),
         ),
         Baseline(
             "key-facts",
@@ -187,6 +254,7 @@ BASELINES: dict[str, Baseline] = {
             0.999,
             0.5,
             "share of the answer's numbers, dates and names found in the memory",
+            QrelsRule(query_key_facts, 0.5),
         ),
         Baseline(
             "char-similarity",
@@ -194,6 +262,7 @@ BASELINES: dict[str, Baseline] = {
             0.5,
             0.25,
             "character-trigram Dice similarity of memory and evidence",
+            QrelsRule(query_char_similarity, 0.15),
         ),
     )
 }
@@ -215,11 +284,17 @@ def label_for(score: float, labels: list[str], high: float, low: float) -> str:
 
 
 def judge(name: str, prompt_text: str, labels: list[str]) -> tuple[str | None, str]:
-    """(label, rationale) of baseline ``name`` on a rendered prompt; label None = declined."""
+    """(label, rationale) of baseline ``name`` on a rendered prompt; label None = declined.
+    A qrels prompt (a ``<document>`` block) is judged by the baseline's qrels rule."""
     baseline = BASELINES[name]
+    b = blocks(prompt_text)
+    qrels = baseline.qrels if "document" in b else None
     try:
-        verdict = baseline.rule(blocks(prompt_text))
+        verdict = (qrels.rule if qrels is not None else baseline.rule)(b)
     except Decline as exc:
         return None, str(exc)
-    label = label_for(verdict.score, labels, baseline.high, baseline.low)
+    if qrels is not None:
+        label = label_for(verdict.score, labels, qrels.cut, qrels.cut)
+    else:
+        label = label_for(verdict.score, labels, baseline.high, baseline.low)
     return label, f"baseline {name} (not an LLM): {verdict.why}; score {verdict.score:.2f}"

@@ -48,6 +48,7 @@ __all__ = [
     "litellm_module",
     "litellm_session",
     "response_record",
+    "take_record",
 ]
 
 
@@ -164,18 +165,27 @@ async def call_model(
     outcome.route = "openai" if point is not None else "litellm"
     if reply is None:
         return outcome
-    record = reply.record
-    outcome.response = record
-    outcome.content = reply.content
-    outcome.truncated = bool(record.get("truncated"))
-    outcome.reply_bytes = record.get("reply_bytes")
-    usage = record.get("usage") or {}
-    outcome.input_tokens = usage.get("prompt_tokens")
-    outcome.output_tokens = usage.get("completion_tokens")
+    take_record(outcome, reply.record)
     if point is not None and judge is not None:
         outcome.cost_usd = _direct_cost(judge, reply)
     else:
         outcome.cost_usd = reply.cost_usd
+    return outcome
+
+
+def take_record(outcome: CallOutcome, record: dict[str, Any]) -> CallOutcome:
+    """``outcome`` with what a reply's record (:mod:`tiap.judge.routes.reply`, already
+    bounded) says: the stored response, its text, whether it was cut, its tokens. The
+    same for a direct call on either route and a provider batch's line."""
+    outcome.response = record
+    content = record.get("content")
+    outcome.content = content if isinstance(content, str) else None
+    outcome.truncated = bool(record.get("truncated"))
+    size = record.get("reply_bytes")
+    outcome.reply_bytes = size if isinstance(size, int) else None
+    usage = record.get("usage") or {}
+    outcome.input_tokens = usage.get("prompt_tokens")
+    outcome.output_tokens = usage.get("completion_tokens")
     return outcome
 
 

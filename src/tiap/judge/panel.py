@@ -16,10 +16,11 @@ A panel is a TOML file (or a built-in name: ``frontier``, ``offline``,
 
 Optional per judge: ``response_format`` (``json_schema``, the default; ``json_object``;
 ``none``), the ``route`` its calls take (below), prices for budgets and estimates
-(``input_cost_per_mtok``, ``output_cost_per_mtok``, US dollars per million tokens),
-extra litellm parameters (``params``) and a ``description``. Optional per panel:
-``seed``, ``max_attempts`` and the backoff settings of the retry policy,
-``max_reply_bytes`` (the longest reply kept).
+(``input_cost_per_mtok``, ``output_cost_per_mtok``, US dollars per million tokens;
+``batch_input_cost_per_mtok``, ``batch_output_cost_per_mtok`` for ``--batch``),
+``batch = false`` (always call it directly), extra litellm parameters (``params``)
+and a ``description``. Optional per panel: ``seed``, ``max_attempts`` and the
+backoff settings of the retry policy, ``max_reply_bytes`` (the longest reply kept).
 
 Routes. litellm names every model and provider. A judge whose provider speaks the
 OpenAI chat-completions protocol (a model ``openai/NAME`` — OpenAI, or any
@@ -27,18 +28,19 @@ OpenAI-compatible server such as vLLM or a llama.cpp server given as ``api_base`
 ``openrouter/NAME`` or ``hosted_vllm/NAME``) is called directly over HTTP by
 default (``route = "auto"`` or ``"openai"``): the same request bytes litellm would
 send, without litellm's per-call work. ``route = "litellm"`` sends its calls
-through litellm instead; every other provider always goes through litellm.
+through litellm instead; every other provider always goes through litellm. The
+route is that of direct calls; ``--batch`` sends a judge's requests through its
+provider's batch API (through litellm) where it has one.
 
 Every setting is checked where it enters (a TOML file or the Python API): numbers
-finite, positive and within the maxima below; an error names the panel file, the
-key and its line.
+finite, positive and within the maxima of :mod:`tiap.limits`; an error names the
+panel file, the key and its line.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import tomllib
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
@@ -55,7 +57,14 @@ from pydantic import (
 )
 
 from tiap.errors import InputError, TiapError
-from tiap.io import builtin_toml_names, describe_toml_error, read_text_input
+from tiap.io import builtin_toml_names, load_toml, read_text_input
+from tiap.limits import (
+    MAX_ATTEMPTS,
+    MAX_CONCURRENCY,
+    MAX_REPLY_BYTES,
+    MAX_SECONDS,
+    MAX_TOKENS,
+)
 
 #: The in-process litellm provider of tiap's offline judges (``tiap-offline/NAME``).
 OFFLINE_PROVIDER = "tiap-offline"
@@ -71,17 +80,8 @@ Route = Literal["openai", "litellm"]
 #: protocol on the direct route.
 OPENAI_PROTOCOL_PROVIDERS = ("openai", "openrouter", "hosted_vllm")
 
-#: the most calls of one judge in flight at once.
-MAX_CONCURRENCY = 1024
-#: the most attempts of one call.
-MAX_ATTEMPTS = 50
-#: the largest ``max_reply_bytes`` (16 MiB) and its default (64 KiB).
-MAX_REPLY_BYTES = 16 * 1024 * 1024
+#: the default ``max_reply_bytes`` (64 KiB).
 DEFAULT_REPLY_BYTES = 64 * 1024
-#: the largest ``max_tokens``.
-MAX_TOKENS = 1_000_000
-#: the longest ``timeout_s``, backoff and ``retry_after_max_s`` (one day).
-MAX_SECONDS = 86_400.0
 
 #: litellm arguments tiap sets itself; a judge's ``params`` may not override them.
 _RESERVED_PARAMS = frozenset(
@@ -119,11 +119,25 @@ class JudgeSpec(BaseModel):
     output_cost_per_mtok: float | None = Field(default=None, ge=0, allow_inf_nan=False, strict=True)
     params: dict[str, Any] = Field(default_factory=dict)
     description: str = ""
+    #: ``--batch`` sends this judge's requests through its provider's batch API
+    #: when it has one; ``false`` calls it directly.
+    batch: bool = True
+    #: optional batch prices (US dollars per million tokens); else the price table's.
+    batch_input_cost_per_mtok: float | None = Field(
+        default=None, ge=0, allow_inf_nan=False, strict=True
+    )
+    batch_output_cost_per_mtok: float | None = Field(
+        default=None, ge=0, allow_inf_nan=False, strict=True
+    )
 
     @model_validator(mode="after")
     def _check(self) -> JudgeSpec:
         if (self.input_cost_per_mtok is None) != (self.output_cost_per_mtok is None):
             raise ValueError("give both input_cost_per_mtok and output_cost_per_mtok, or neither")
+        if (self.batch_input_cost_per_mtok is None) != (self.batch_output_cost_per_mtok is None):
+            raise ValueError(
+                "give both batch_input_cost_per_mtok and batch_output_cost_per_mtok, or neither"
+            )
         clash = sorted(_RESERVED_PARAMS.intersection(self.params))
         if clash:
             raise ValueError(f"params may not set {clash} (they are panel or judge settings)")
@@ -306,11 +320,7 @@ def _where(loc: Sequence[str | int], data: Any) -> str:
 
 def parse_panel(text: str, origin: str) -> Panel:
     """Parse panel TOML; errors name ``origin``, the key and its TOML line."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        msg, line = describe_toml_error(exc)
-        raise InputError(origin, f"malformed TOML ({msg})", line) from None
+    data = load_toml(text, origin)
     try:
         return Panel.model_validate(data)
     except ValidationError as exc:

@@ -13,6 +13,18 @@ server or connection error, bad request) does not count as done.
 
 A judge may not take a name a human rater already uses in the workspace (rater
 names are one namespace); the plan refuses it.
+
+A plan is a snapshot: other runs may judge the same pairs at the same time. The
+plan records the workspace's newest label id (its *label epoch*); a pair is
+claimed before it is called (:mod:`tiap.judge.claims`), and a label stored after
+the epoch with the pair's request hash means another run judged it meanwhile.
+Pairs whose request is a line of an open provider batch (``tiap judge run
+--batch``) belong to that batch (:attr:`Pair.batch`): they are neither called nor
+submitted again until its results are stored.
+
+Pairs that send the same request (the same cache key: say, one memory at one
+rank credited for one query in two runs) are one :class:`Group`: it is called
+once and its answer labels every pair of it.
 """
 
 from __future__ import annotations
@@ -53,6 +65,36 @@ class Pair:
     est_input: int
     est_input_upper: int
     cached: dict[str, Any] | None = None
+    #: the open provider-batch submission whose line answers this pair, if any.
+    batch: int | None = None
+
+
+@dataclass
+class Group:
+    """The pairs of one judge that send one request (one cache key): one call."""
+
+    request_hash: str
+    pairs: list[Pair]
+
+    @property
+    def messages(self) -> list[dict[str, str]]:
+        return self.pairs[0].messages
+
+    @property
+    def case_ids(self) -> list[str]:
+        return [p.case.case_id for p in self.pairs]
+
+
+def group_pairs(pairs: Sequence[Pair]) -> list[Group]:
+    """Pairs grouped by request hash, in the order each hash first appears."""
+    groups: dict[str, Group] = {}
+    for pair in pairs:
+        group = groups.get(pair.request_hash)
+        if group is None:
+            groups[pair.request_hash] = Group(pair.request_hash, [pair])
+        else:
+            group.pairs.append(pair)
+    return list(groups.values())
 
 
 @dataclass
@@ -68,11 +110,22 @@ class JudgePlan:
 
     @property
     def to_call(self) -> list[Pair]:
-        return [p for p in self.pairs if p.cached is None]
+        """Pairs that need a request (not cached, not waiting in a provider batch)."""
+        return [p for p in self.pairs if p.cached is None and p.batch is None]
 
     @property
     def cache_hits(self) -> list[Pair]:
         return [p for p in self.pairs if p.cached is not None]
+
+    @property
+    def in_batches(self) -> list[Pair]:
+        """Pairs a line of an open provider batch will answer."""
+        return [p for p in self.pairs if p.cached is None and p.batch is not None]
+
+    @property
+    def groups(self) -> list[Group]:
+        """:attr:`to_call` grouped by request: one call per group."""
+        return group_pairs(self.to_call)
 
 
 @dataclass
@@ -84,6 +137,8 @@ class RunPlan:
     judges: list[JudgePlan]
     #: the scale gate for this run (see :mod:`tiap.judge.gate`)
     gate: GateDecision = field(default_factory=lambda: GateDecision(check=None))
+    #: the newest label id when the plan was made (see the module docstring)
+    label_epoch: int = 0
 
     @property
     def gate_note(self) -> str | None:
@@ -138,6 +193,7 @@ def plan_run(
         raise TiapError(f"{where} has no cases (run 'tiap cases extract' first)")
     for judge in panel.judges:
         ws.require_rater_kind(judge.name, JUDGE, hint=f"rename it in panel '{panel.name}'")
+    epoch = ws.max_label_id()  # before the labels are read: a later label is newer
     done = _existing(ws, panel, rubric, retry_failed)
     rendered = []
     for case in cases:
@@ -167,8 +223,20 @@ def plan_run(
     for jp in plans:
         for p in jp.pairs:
             p.cached = cached.get(p.request_hash)
+        batched = ws.open_batch_requests(
+            jp.judge.name, rubric.content_hash, [p.request_hash for p in jp.pairs if not p.cached]
+        )
+        for p in jp.pairs:
+            if p.cached is None and p.request_hash in batched:
+                p.batch = batched[p.request_hash]
     return RunPlan(
-        panel=panel, rubric=rubric, subset=subset, cases=len(cases), judges=plans, gate=gate
+        panel=panel,
+        rubric=rubric,
+        subset=subset,
+        cases=len(cases),
+        judges=plans,
+        gate=gate,
+        label_epoch=epoch,
     )
 
 
@@ -179,10 +247,10 @@ def _missing_key(judge: JudgeSpec) -> str | None:
 
 
 def dry_run(plan: RunPlan) -> DryRun:
-    """Figures of a plan without calling anything."""
+    """Figures of a plan without calling anything: one call per distinct request."""
     out = []
     for jp in plan.judges:
-        to_call = jp.to_call
+        to_call = [g.pairs[0] for g in jp.groups]
         est_in = sum(p.est_input for p in to_call)
         est_upper = sum(p.est_input_upper for p in to_call)
         typical: float | None
@@ -207,6 +275,7 @@ def dry_run(plan: RunPlan) -> DryRun:
                 est_cost_usd=None if typical is None else round(typical, 6),
                 max_cost_usd=None if upper is None else round(upper, 6),
                 missing_key_env=_missing_key(jp.judge) if to_call else None,
+                in_batches=len(jp.in_batches),
             )
         )
     return DryRun(

@@ -107,3 +107,31 @@ def cost_policy(judge: JudgeSpec) -> CostPolicy:
         "output_cost_per_token": price.output if price else 0.0,
     }
     return CostPolicy(custom, price is not None)
+
+
+def table_batch_price(model: str) -> Price | None:
+    """The batch-API price litellm's table lists for ``model``
+    (``*_cost_per_token_batches``), or None."""
+    table = _litellm_table()
+    for key in _candidates(model):
+        entry = table.get(key)
+        if not isinstance(entry, dict):
+            continue
+        cin = entry.get("input_cost_per_token_batches")
+        cout = entry.get("output_cost_per_token_batches")
+        if isinstance(cin, int | float) and isinstance(cout, int | float):
+            return Price(float(cin), float(cout))
+    return None
+
+
+def batch_price(judge: JudgeSpec) -> Price | None:
+    """What a judge's requests cost through its provider's batch API: the panel's
+    batch prices, else litellm's batch prices, else its direct price
+    (:func:`judge_price`)."""
+    if judge.batch_input_cost_per_mtok is not None and judge.batch_output_cost_per_mtok is not None:
+        return Price(judge.batch_input_cost_per_mtok / 1e6, judge.batch_output_cost_per_mtok / 1e6)
+    if judge.input_cost_per_mtok is None:
+        table = table_batch_price(judge.model)
+        if table is not None:
+            return table
+    return judge_price(judge)

@@ -1,4 +1,5 @@
-"""A progress bar per judge (rich), on stderr."""
+"""A progress bar per judge with work to do (rich), on stderr, and one per
+provider batch while it runs."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tiap.cases import Workspace
+    from tiap.judge.batch_run import BatchOptions
     from tiap.judge.plan import RunPlan
     from tiap.judge.summary import RunSummary
 
@@ -54,12 +56,24 @@ class RichProgress:
             self._progress.stop()
 
     def start(self, judge: str, total: int) -> None:
-        if self._progress is not None:
-            self._tasks[judge] = self._progress.add_task(judge, total=max(total, 0))
+        """A bar for a judge with ``total`` pairs to do (none for nothing to do)."""
+        if self._progress is not None and total > 0:
+            self._tasks[judge] = self._progress.add_task(judge, total=total)
 
     def advance(self, judge: str, n: int = 1) -> None:
-        if self._progress is not None and n:
-            self._progress.advance(self._tasks[judge], n)
+        task = self._tasks.get(judge)
+        if self._progress is not None and n and task is not None:
+            self._progress.advance(task, n)
+
+    def batch(self, key: str, text: str, completed: int, total: int) -> None:
+        """A provider batch's status and its answered lines (shown while it runs)."""
+        if self._progress is None:
+            return
+        task = self._tasks.get(key)
+        if task is None:
+            self._tasks[key] = self._progress.add_task(text, total=max(total, 1))
+        else:
+            self._progress.update(task, description=text, completed=completed, total=max(total, 1))
 
 
 async def execute_with_progress(
@@ -68,13 +82,22 @@ async def execute_with_progress(
     *,
     max_cost: float | None = None,
     progress: bool = True,
+    batch: BatchOptions | None = None,
+    lease_s: float | None = None,
 ) -> RunSummary:
     """Carry out a plan (:func:`tiap.judge.runner.execute`) with a progress bar per
     judge on stderr, or none when ``progress`` is false."""
     from tiap.judge.runner import execute
 
     with RichProgress(enabled=progress) as reporter, _no_unawaited_warnings():
-        return await execute(ws, plan, max_cost=max_cost, reporter=reporter)
+        return await execute(
+            ws,
+            plan,
+            max_cost=max_cost,
+            reporter=reporter,
+            batch=batch,
+            lease_s=lease_s,
+        )
 
 
 def run_with_progress(
@@ -83,6 +106,8 @@ def run_with_progress(
     *,
     max_cost: float | None = None,
     progress: bool = True,
+    batch: BatchOptions | None = None,
+    lease_s: float | None = None,
 ) -> RunSummary:
     """:func:`execute_with_progress` from synchronous code, also inside a running
     event loop (see :func:`tiap.judge.runner.run_on_workspace`)."""
@@ -92,7 +117,14 @@ def run_with_progress(
     with _no_unawaited_warnings():
         return run_on_workspace(
             ws,
-            lambda w: execute_with_progress(w, plan, max_cost=max_cost, progress=progress),
+            lambda w: execute_with_progress(
+                w,
+                plan,
+                max_cost=max_cost,
+                progress=progress,
+                batch=batch,
+                lease_s=lease_s,
+            ),
         )
 
 

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
 from tiap.judge.panel import JudgeKind
+
+#: how a judge's requests went: called one by one, or through its provider's batch API.
+Route = Literal["direct", "batch"]
 
 
 class JudgeTally(BaseModel):
@@ -34,10 +39,55 @@ class JudgeTally(BaseModel):
     output_tokens: int = 0
     #: why the judge stopped early (an authentication or not-found error), if it did.
     error: str | None = None
+    #: ``direct`` or ``batch`` (``--batch`` and a provider with a batch API).
+    route: Route = "direct"
+    #: why a judge went the way it went under ``--batch`` (e.g. no batch API).
+    route_note: str | None = None
+    #: pairs answered by a request another pair of this run sent (the same cache key).
+    deduplicated: int = 0
+    #: pairs another run judged while this one ran (not asked again).
+    done_elsewhere: int = 0
+    #: pairs another run held (claimed, in flight) when this one ended.
+    held_elsewhere: int = 0
+    #: pairs waiting in a provider batch when this run ended.
+    in_batches: int = 0
+    #: provider batches this run submitted, and the requests in them.
+    batches_submitted: int = 0
+    batch_requests: int = 0
+    #: batch lines stored like direct calls, and lines called again directly
+    #: (expired, cancelled, failed or malformed).
+    batch_answered: int = 0
+    batch_retried: int = 0
+    #: rate limits (429) seen, the concurrency the judge ended at (adaptive), and
+    #: the seconds its calls waited before being retried.
+    rate_limited: int = 0
+    concurrency: int | None = None
+    retry_wait_s: float = 0.0
 
     def add_invalid(self, reason: str) -> None:
         code = reason.split(":", 1)[0]
         self.invalid[code] = self.invalid.get(code, 0) + 1
+
+
+class BatchReport(BaseModel):
+    """One provider batch as a run saw it (``tiap judge batches`` lists them all)."""
+
+    submission: int
+    batch_id: str | None
+    judge: str
+    model: str
+    state: str
+    provider_status: str | None
+    requests: int
+    pairs: int
+    completed: int = 0
+    failed: int = 0
+    answered: int = 0
+    retried: int = 0
+    cost_usd: float | None = None
+    note: str | None = None
+    created_at: str
+    closed_at: str | None = None
 
 
 class RunSummary(BaseModel):
@@ -57,6 +107,19 @@ class RunSummary(BaseModel):
     retries: int = 0
     valid: int = 0
     invalid: dict[str, int] = Field(default_factory=dict)
+    #: this run's name in the workspace's leases and budget ledger.
+    owner: str | None = None
+    #: the budget (ledger) this run counted against, shared with overlapping runs.
+    budget: str | None = None
+    #: what the shared budget held when the run ended (every run's spending).
+    budget_used_usd: float | None = None
+    deduplicated: int = 0
+    done_elsewhere: int = 0
+    held_elsewhere: int = 0
+    in_batches: int = 0
+    not_started: int = 0
+    #: the provider batches this run submitted or polled.
+    batches: list[BatchReport] = Field(default_factory=list)
 
     def finish(self) -> RunSummary:
         """Fill the totals from the per-judge figures."""
@@ -65,6 +128,11 @@ class RunSummary(BaseModel):
         self.cache_hits = sum(j.cache_hits for j in self.judges)
         self.retries = sum(j.retries for j in self.judges)
         self.valid = sum(j.valid for j in self.judges)
+        self.deduplicated = sum(j.deduplicated for j in self.judges)
+        self.done_elsewhere = sum(j.done_elsewhere for j in self.judges)
+        self.held_elsewhere = sum(j.held_elsewhere for j in self.judges)
+        self.in_batches = sum(j.in_batches for j in self.judges)
+        self.not_started = sum(j.not_started for j in self.judges)
         totals: dict[str, int] = {}
         for j in self.judges:
             for reason, n in j.invalid.items():
@@ -75,6 +143,27 @@ class RunSummary(BaseModel):
     @property
     def errors(self) -> list[str]:
         return [f"{j.judge}: {j.error}" for j in self.judges if j.error]
+
+    @property
+    def waiting(self) -> bool:
+        """Pairs wait in provider batches: run again (``--batch``) to collect them."""
+        return self.in_batches > 0
+
+    @property
+    def incomplete(self) -> bool:
+        """Work is left that this run could have done: the budget stopped it, or
+        batches are still running (exit status 3 on the command line)."""
+        return (self.stopped_by_budget and self.not_started > 0) or self.waiting
+
+    @property
+    def nothing_to_claim(self) -> bool:
+        """Every pair left was another run's: this run made no call and stored nothing."""
+        return (
+            self.held_elsewhere > 0
+            and self.calls == 0
+            and self.valid == 0
+            and not any(j.invalid for j in self.judges)
+        )
 
 
 class JudgeEstimate(BaseModel):
@@ -94,6 +183,8 @@ class JudgeEstimate(BaseModel):
     #: upper bound (three characters per token, max_tokens of output).
     max_cost_usd: float | None
     missing_key_env: str | None = None
+    #: pairs a line of an open provider batch will answer (not called, not submitted).
+    in_batches: int = 0
 
 
 class DryRun(BaseModel):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from tiap.rescore import compare, sensitivity
+from tiap.rescore import compare, coverage, ordering, sensitivity, shifts
 from tiap.rescore.bootstrap import BootstrapBatch
 from tiap.rescore.common import NO_CATEGORY, Settings
 from tiap.rescore.report_models import (
@@ -127,6 +127,8 @@ def build_report(bundle: Bundle, table: ScoreTable, settings: Settings) -> Resco
     )
     sensitivity.plan_bootstrap(table, batch)
     compare.plan_bootstrap(table, batch)
+    coverage.plan_bootstrap(table, batch, settings)
+    shifts.plan_bootstrap(table, batch, settings)
     batch.compute()
 
     runs: dict[str, RunReport] = {}
@@ -177,4 +179,8 @@ def build_report(bundle: Bundle, table: ScoreTable, settings: Settings) -> Resco
         run_pairs=run_pairs,
         design=design,
         headline=_headline(runs, pooled, run_pairs, design, settings),
+        coverage=coverage.coverage_report(table, settings, batch),
+        target_order=ordering.ordering_report(runs, settings),
+        saturation=shifts.saturation_report(table, settings, batch),
+        shift_distribution=shifts.distribution_report(table, settings),
     )

@@ -8,7 +8,7 @@ Usable from a notebook::
     result = rescore_bundle(read_bundle("my-bundle"), ks=(10, 60))
     result.per_query                      # pandas DataFrame, the per_query.csv layout
     result.report.headline                # figures an audit quotes
-    write_outputs(result, "out/")         # per_query.csv, report.json, report.md
+    write_outputs(result, "out/")         # per_query.csv, report.json, report.md, report.html
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any
 
 from tiap.errors import TiapError
 from tiap.io import write_json
+from tiap.limits import MAX_RESCORE_RESAMPLES, check_resamples, check_seed
 from tiap.rescore import markdown
 from tiap.rescore.analysis import build_report
 from tiap.rescore.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
@@ -30,11 +31,12 @@ from tiap.rescore.output import per_query_frame, write_per_query_csv
 from tiap.rescore.report_models import RescoreReport
 from tiap.rescore.scores import ScoreTable, score_runs
 from tiap.rescore.targets import DEFAULT_TARGETS
-from tiap.traces.bundle import Bundle
+from tiap.traces.bundle import Bundle, no_queries_problem
 
 PER_QUERY_FILE = "per_query.csv"
 REPORT_JSON = "report.json"
 REPORT_MD = "report.md"
+REPORT_HTML = "report.html"
 
 
 @dataclass
@@ -55,6 +57,12 @@ class RescoreResult:
 
     def markdown(self) -> str:
         return markdown.render(self.report)
+
+    def html(self) -> str:
+        """``report.html``: the same tables as ``report.md``, with inline SVG figures."""
+        from tiap.rescore import html
+
+        return html.render(self.report)
 
 
 def _measures(
@@ -100,10 +108,12 @@ def rescore_bundle(
     """
     cutoffs = parse_ks(ks)
     measures = _measures(metrics, cutoffs)
-    if resamples < 1:
-        raise TiapError(f"--resamples must be at least 1 (got {resamples})")
-    if not 0.0 < confidence < 1.0:
+    check_resamples("--resamples", resamples, minimum=1, maximum=MAX_RESCORE_RESAMPLES)
+    check_seed("--seed", seed)
+    if not (isinstance(confidence, float | int) and 0.0 < confidence < 1.0):
         raise TiapError(f"confidence must be between 0 and 1 (got {confidence})")
+    if not bundle.queries:
+        raise TiapError(no_queries_problem(bundle))
     if primary is not None:
         main = parse_measure(primary)
         if main not in measures:
@@ -123,7 +133,7 @@ def rescore_bundle(
 
 
 def write_outputs(result: RescoreResult, out_dir: str | Path) -> dict[str, Path]:
-    """Write ``per_query.csv``, ``report.json`` and ``report.md``; returns their paths."""
+    """Write ``per_query.csv``, ``report.json``, ``report.md``, ``report.html``; their paths."""
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise TiapError(f"{out}: output path exists and is not a directory")
@@ -135,15 +145,17 @@ def write_outputs(result: RescoreResult, out_dir: str | Path) -> dict[str, Path]
         "per_query": out / PER_QUERY_FILE,
         "report_json": out / REPORT_JSON,
         "report_md": out / REPORT_MD,
+        "report_html": out / REPORT_HTML,
     }
     write_per_query_csv(result.scores, paths["per_query"])
     write_json(paths["report_json"], result.report_dict())
     paths["report_md"].write_text(result.markdown(), encoding="utf-8", newline="\n")
+    paths["report_html"].write_text(result.html(), encoding="utf-8", newline="\n")
     return paths
 
 
 def rescore_path(bundle_dir: str | Path, out_dir: str | Path, **options: Any) -> RescoreResult:
-    """Read a bundle directory, rescore it and write the three files."""
+    """Read a bundle directory, rescore it and write the four files."""
     from tiap.traces.bundle import read_bundle
 
     result = rescore_bundle(read_bundle(bundle_dir), **options)

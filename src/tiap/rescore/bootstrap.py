@@ -104,6 +104,37 @@ def paired_bootstrap(
     return BootstrapResult(n, d.mean(axis=0), low, high)
 
 
+def ratio_of(means: np.ndarray, m: int) -> np.ndarray:
+    """Resampled ratio means from the resample means of ``hstack([sums, counts])``
+    (``m`` columns each): ``sum(w * sums) / sum(w * counts)`` per resample, ``nan``
+    where a resample draws no item of a column.
+
+    For a mean over items grouped in resampled units (queries), ``sums`` holds each
+    unit's sum of values and ``counts`` how many items it has."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = means[:, :m] / means[:, m:]
+    out[means[:, m:] == 0] = np.nan
+    return out
+
+
+def percentile_bounds(samples: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """The percentile interval of each column over its defined (non-``nan``) resamples;
+    ``nan`` where none is defined."""
+    alpha = (1.0 - confidence) / 2.0
+    q = [100.0 * alpha, 100.0 * (1.0 - alpha)]
+    low = np.full(samples.shape[1], np.nan)
+    high = np.full(samples.shape[1], np.nan)
+    gaps = np.isnan(samples).any(axis=0)
+    if samples.shape[0] and not gaps.all():
+        low[~gaps], high[~gaps] = np.percentile(samples[:, ~gaps], q, axis=0)
+    for j in np.flatnonzero(gaps):  # columns with undefined resamples, one by one
+        col = samples[:, j]
+        col = col[~np.isnan(col)]
+        if col.size:
+            low[j], high[j] = np.percentile(col, q)
+    return low, high
+
+
 Column = tuple[Hashable, np.ndarray]
 
 
@@ -120,6 +151,13 @@ class BootstrapBatch:
     ``compute()`` runs everything; ``batch[key]`` is the
     :class:`BootstrapResult`, equal (to rounding) to :func:`paired_bootstrap`
     on the difference matrix alone.
+
+    ``add_resamples(key, mask, values)`` registers a block whose resample means
+    themselves are wanted (for a statistic that is not a mean difference, e.g. a
+    ratio of resampled sums): it is drawn with the same count matrix as every
+    comparison of its size, as a matrix product of its own (the comparisons'
+    products are unchanged), and ``batch.resampled(key)`` is its ``(resamples, m)``
+    array after ``compute()``.
     """
 
     def __init__(
@@ -137,6 +175,8 @@ class BootstrapBatch:
         self._columns: dict[bytes, dict[Hashable, np.ndarray]] = {}
         self._pending: dict[Hashable, tuple[bytes, Hashable, Hashable | None]] = {}
         self._results: dict[Hashable, BootstrapResult] = {}
+        self._blocks: dict[Hashable, np.ndarray] = {}
+        self._resampled: dict[Hashable, np.ndarray] = {}
 
     def add(
         self, key: Hashable, mask: np.ndarray, first: Column, second: Column | None = None
@@ -155,13 +195,41 @@ class BootstrapBatch:
             cols.setdefault(name, v[mask])
         self._pending[key] = (mkey, first[0], None if second is None else second[0])
 
-    def _means(self, mkeys: list[bytes]) -> dict[bytes, dict[Hashable, tuple]]:
-        """Per mask and named array: (observed column means, resample means)."""
+    def add_resamples(self, key: Hashable, mask: np.ndarray, values: np.ndarray) -> None:
+        """Register ``values`` (``queries x m`` over all queries) to be resampled over the
+        queries where ``mask`` is true; see the class."""
+        if key in self._blocks or key in self._resampled:
+            raise KeyError(f"block {key!r} added twice")
+        mask = np.asarray(mask, dtype=bool)
+        v = np.asarray(values, dtype=np.float64)
+        v = v[:, None] if v.ndim == 1 else v
+        if v.shape[0] != mask.shape[0]:
+            raise ValueError("values and mask must cover the same queries")
+        self._blocks[key] = v[mask]
+
+    def resampled(self, key: Hashable) -> np.ndarray:
+        """The ``(resamples, m)`` resample means of a block (``nan`` over no query)."""
+        if key in self._blocks:
+            raise KeyError(f"block {key!r} not computed yet (call compute())")
+        return self._resampled[key]
+
+    def _means(
+        self, mkeys: list[bytes], blocks: list[Hashable] | None = None
+    ) -> dict[bytes, dict[Hashable, tuple]]:
+        """Per mask and named array: (observed column means, resample means); the
+        ``blocks`` of the same size are drawn with them, into ``_resampled``."""
         names = {m: list(self._columns[m]) for m in mkeys}
         stacked = {m: np.hstack([self._columns[m][n] for n in names[m]]) for m in mkeys}
-        boots = resample_means_many([stacked[m] for m in mkeys], self.resamples, self.seed)
+        extra = list(blocks or [])
+        boots = resample_means_many(
+            [stacked[m] for m in mkeys] + [self._blocks[k] for k in extra],
+            self.resamples,
+            self.seed,
+        )
+        for k, boot in zip(extra, boots[len(mkeys) :], strict=True):
+            self._resampled[k] = boot
         out: dict[bytes, dict[Hashable, tuple]] = {}
-        for m, boot in zip(mkeys, boots, strict=True):
+        for m, boot in zip(mkeys, boots[: len(mkeys)], strict=True):
             observed = stacked[m].mean(axis=0)
             widths = [self._columns[m][n].shape[1] for n in names[m]]
             edges = np.cumsum([0, *widths])
@@ -179,9 +247,15 @@ class BootstrapBatch:
         by_size: dict[int, list[bytes]] = {}
         for mkey in by_mask:
             by_size.setdefault(int(self._masks[mkey].sum()), []).append(mkey)
+        blocks_by_size: dict[int, list[Hashable]] = {}
+        for key, block in self._blocks.items():
+            blocks_by_size.setdefault(block.shape[0], []).append(key)
+            by_size.setdefault(block.shape[0], [])
+        for key in blocks_by_size.pop(0, []):
+            self._resampled[key] = np.full((self.resamples, self._blocks[key].shape[1]), np.nan)
         for n in sorted(by_size):
             mkeys = by_size[n]
-            per_mask = self._means(mkeys) if n else {}
+            per_mask = self._means(mkeys, blocks_by_size.get(n)) if n else {}
             done: list[tuple[Hashable, np.ndarray, np.ndarray]] = []
             for mkey in mkeys:
                 for key in by_mask[mkey]:
@@ -209,6 +283,7 @@ class BootstrapBatch:
         self._pending.clear()
         self._columns.clear()
         self._masks.clear()
+        self._blocks.clear()
 
     def __getitem__(self, key: Hashable) -> BootstrapResult:
         if key in self._pending:

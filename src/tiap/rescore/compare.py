@@ -128,6 +128,15 @@ def _order(value: Any) -> tuple[int, float, str]:
     return (2, 0.0, _canon(value))
 
 
+def fixed_label(fixed: dict[str, Any]) -> str:
+    """The settings a design family holds fixed, as ``key=value, ...`` (``retriever``
+    first, then by key; ``""`` when none): what tells two families of the same key
+    apart, e.g. the ``parser_max_facts`` family of the BM25 runs (``retriever=bm25``)
+    from that of the dense runs."""
+    keys = sorted(fixed, key=lambda k: (k != "retriever", k))
+    return ", ".join(f"{k}={_label(fixed[k])}" for k in keys)
+
+
 def design_families(bundle: Bundle, runs: list[str]) -> list[tuple[str, dict[str, Any], list[str]]]:
     """``(key, fixed settings, runs ordered by setting)`` for every design family."""
     settings = {r: run_settings(bundle, r) for r in runs}

@@ -1,15 +1,16 @@
-"""Target sets as arrays: the lineage join of :mod:`tiap.rescore.targets`, vectorised.
+"""Target sets as arrays: the lineage join behind every target, vectorised.
 
 For one store, every (query, memory) pair where the memory's ``source_ids``
 meet the query's evidence is found with one sorted join (on the ids' hashes,
-each match checked on the ids themselves); each target then
-keeps the pairs whose memory it admits. A pair is encoded as the integer key
-``q * n_memories + m`` (query position ``q`` in the bundle, memory position
-``m`` in the store), so relevance of a whole run under every target is one
-hash-table lookup of its ranked keys (:meth:`StoreTargets.relevance`). The sets
-are exactly those of :func:`tiap.rescore.targets.target_sets`.
+each match checked on the ids themselves); each target then keeps the pairs
+whose memory it admits (:mod:`tiap.rescore.targets`). A pair is encoded as the
+integer key ``q * n_memories + m`` (query position ``q`` in the bundle, memory
+position ``m`` in the store), so relevance of a whole run under every target
+is one hash-table lookup of its ranked keys (:meth:`StoreTargets.relevance`).
 :func:`qrels_targets` builds the same arrays from target sets given directly
-(``target -> query_id -> relevant memory ids``).
+(``target -> query_id -> relevant memory ids``). :mod:`tiap.rescore.index`
+puts these sets and a run's ranks together for the measures and for case
+extraction.
 """
 
 from __future__ import annotations
@@ -71,11 +72,13 @@ class StoreTargets:
         query, memory, table = self._pairs
         shape = ranked.hashes.shape
         rows_of = np.arange(shape[0], dtype=np.int64)[:, None]
+        cells: np.ndarray
+        pos: np.ndarray
         if not self.linked.size:
             cells, pos = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
         elif table is None:
             width = max(self.n_memories, 1)
-            codes = ranked.codes(self.memories, strict=False, exact=True)
+            codes = ranked.codes(self.memories, strict=False)
             keys = np.where(codes >= 0, rows_of * width + codes, -1).reshape(-1)
             at = np.minimum(np.searchsorted(self.linked, keys), self.linked.size - 1)
             cells = np.flatnonzero(self.linked[at] == keys)
@@ -114,7 +117,7 @@ class StoreTargets:
         return frozenset(self.memory_ids[int(k) % width] for k in keys[lo:hi])
 
     def as_sets(self, target: str) -> dict[str, frozenset[str]]:
-        """``query_id -> set of memory ids``, like :func:`~tiap.rescore.targets.target_sets`."""
+        """``query_id -> set of memory ids`` of one target (a qrels dict, every query kept)."""
         return {q: self.members(target, i) for i, q in enumerate(self.query_ids)}
 
 
@@ -132,7 +135,7 @@ def pair_keys(id_hashes: np.ndarray, query: np.ndarray) -> np.ndarray:
     return (id_hashes.view(np.uint64) + query_part).view(np.int64)
 
 
-def _flatten(groups: Sequence[Sequence[str]]) -> tuple[np.ndarray, list[str]]:
+def _flatten(groups: Sequence[Collection[str]]) -> tuple[np.ndarray, list[str]]:
     """(owner position of each id, the ids) for a list of id groups."""
     counts = np.fromiter(map(len, groups), dtype=np.int64, count=len(groups))
     return np.repeat(np.arange(len(groups), dtype=np.int64), counts), list(
@@ -141,7 +144,7 @@ def _flatten(groups: Sequence[Sequence[str]]) -> tuple[np.ndarray, list[str]]:
 
 
 def linked_pairs(
-    memory_sources: Sequence[Sequence[str]], query_evidence: Sequence[Sequence[str]]
+    memory_sources: Sequence[Collection[str]], query_evidence: Sequence[Collection[str]]
 ) -> tuple[np.ndarray, np.ndarray]:
     """(query position, memory position) of every pair whose lineage meets the evidence.
 

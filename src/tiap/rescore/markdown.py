@@ -1,128 +1,116 @@
-"""``report.md``: the rescoring report as Markdown tables (paper Tables 2, 4 and 5)."""
+"""The rescoring report's sections (paper Tables 2, 4, 5, 7 and 16, Section 5.1, Appendix I)
+as blocks (:mod:`tiap.rescore.doc`): ``report.md`` renders them as Markdown, and
+``report.html`` (:mod:`tiap.rescore.html`) renders the same blocks, with figures.
+
+Every string from the bundle (run, store and dataset names, categories, settings,
+warnings) is a :class:`~tiap.rescore.doc.Data` fragment, escaped by the renderer.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable
 
-from tiap.rescore.report_models import Interval, RescoreReport, Share
-
-DASH = "–"
-
-
-def _num(value: float | None, digits: int = 4) -> str:
-    return DASH if value is None else f"{value:.{digits}f}"
-
-
-def _signed(value: float | None, digits: int = 4) -> str:
-    return DASH if value is None else f"{value:+.{digits}f}"
+from tiap.rescore import doc
+from tiap.rescore.compare import fixed_label
+from tiap.rescore.doc import Block, Cell, Data, data, heading, joined, para, table
+from tiap.rescore.fmt import DASH, ci, num, pct, pct_label, signed
+from tiap.rescore.markdown_paper import _coverage, _saturation, _target_order
+from tiap.rescore.report_models import DesignFamily, RescoreReport, Share
 
 
-def _pct(value: float | None) -> str:
-    return DASH if value is None else f"{100 * value:.1f}%"
-
-
-def _p(value: float | None) -> str:
-    if value is None:
-        return DASH
-    return f"{value:.1e}" if value < 1e-4 else f"{value:.4f}"
-
-
-def _ci(iv: Interval) -> str:
-    if iv.mean is None:
-        return DASH
-    return f"{_signed(iv.mean)} [{_signed(iv.ci_low)}, {_signed(iv.ci_high)}]"
-
-
-def _cell(text: object) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
-
-
-def table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:
-    lines = [
-        "| " + " | ".join(_cell(h) for h in header) + " |",
-        "|" + "|".join("---" for _ in header) + "|",
-    ]
-    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
-    return [*lines, ""]
-
-
-def _share_cells(s: Share) -> list[str]:
+def _share_cells(s: Share) -> list[Cell]:
     return [
-        str(s.n),
-        f"{s.n_changed} ({_pct(s.share_changed)})",
-        f"{s.n_large} ({_pct(s.share_large)})",
+        s.n,
+        f"{s.n_changed} ({pct(s.share_changed)})",
+        f"{s.n_large} ({pct(s.share_large)})",
     ]
 
 
-def render(report: RescoreReport) -> str:
+def _names(names: list[str]) -> tuple[doc.Fragment, ...]:
+    return joined(", ", (Data(n) for n in names))
+
+
+def design_title(fam: DesignFamily) -> tuple[doc.Fragment, ...]:
+    """``KEY (fixed: retriever=bm25)``: the family's key and the settings it holds fixed."""
+    fixed = fixed_label(fam.fixed)
+    return (Data(fam.key), " (fixed: ", Data(fixed) if fixed else "nothing else", ")")
+
+
+def _title(report: RescoreReport) -> list[Block]:
     p = report.parameters
-    pm = p.primary_measure
-    pct = f"{p.confidence:.0%}"
-    title = report.dataset + (f" ({report.bundle_name})" if report.bundle_name else "")
-    out = [
-        f"# Target sensitivity: {title}",
-        "",
-        f"{report.n_queries} queries, {len(p.runs)} runs ({', '.join(p.runs)}), targets "
-        f"{', '.join(p.targets)}; measures {', '.join(p.measures)}. Primary measure: **{pm}**. "
-        f"Paired bootstrap: {p.resamples} resamples, seed {p.seed}, {pct} percentile intervals.",
-        "",
+    title: tuple[doc.Fragment, ...] = (Data(report.dataset),)
+    if report.bundle_name:
+        title += (" (", Data(report.bundle_name), ")")
+    return [
+        heading(1, "Target sensitivity: ", *title),
+        para(
+            f"{report.n_queries} queries, {len(p.runs)} runs (",
+            *_names(p.runs),
+            f"), targets {', '.join(p.targets)}; measures {', '.join(p.measures)}. Primary "
+            f"measure: **{p.primary_measure}**. Paired bootstrap: {p.resamples} resamples, seed "
+            f"{p.seed}, {pct_label(report)} percentile intervals.",
+        ),
     ]
 
-    out += [
-        "## Means per run and target",
-        "",
-        "Each target on its own query set (queries whose target is non-empty).",
-        "",
-    ]
-    out += table(
-        ["run", "target", "n", "excluded", *p.measures],
-        (
-            [run, t, s.n_evaluated, s.n_empty_target, *(_num(s.means[m]) for m in p.measures)]
-            for run, rr in report.runs.items()
-            for t, s in rr.targets.items()
-        ),
-    )
 
-    out += [
-        "## Paired differences on shared subsets",
-        "",
-        f"B−A per query on queries where both targets are non-empty; {pct} CI.",
-        "",
+def _means(report: RescoreReport) -> list[Block]:
+    measures = report.parameters.measures
+    return [
+        heading(2, "Means per run and target"),
+        para("Each target on its own query set (queries whose target is non-empty)."),
+        table(
+            ["run", "target", "n", "excluded", *measures],
+            (
+                [
+                    data(run),
+                    t,
+                    s.n_evaluated,
+                    s.n_empty_target,
+                    *(num(s.means[m]) for m in measures),
+                ]
+                for run, rr in report.runs.items()
+                for t, s in rr.targets.items()
+            ),
+        ),
     ]
-    out += table(
-        ["run", "pair", "n shared", f"{pm} A", f"{pm} B", f"Δ {pm} [{pct} CI]"],
-        (
-            [
-                run,
-                name,
-                tp.n_shared,
-                _num(tp.means_a[pm]),
-                _num(tp.means_b[pm]),
-                _ci(tp.difference[pm]),
-            ]
-            for run, rr in report.runs.items()
-            for name, tp in rr.pairs.items()
-        ),
-    )
-    out += ["All measures (Δ [CI]):", ""]
-    out += table(
-        ["run", "pair", *p.measures],
-        (
-            [run, name, *(_ci(tp.difference[m]) for m in p.measures)]
-            for run, rr in report.runs.items()
-            for name, tp in rr.pairs.items()
-        ),
-    )
 
-    out += [
-        "## Query-level instability",
-        "",
-        f"Shared queries whose {pm} changes between the two targets, and by at least "
-        f"{p.large_change:g}.",
-        "",
+
+def _differences(report: RescoreReport) -> list[Block]:
+    pm, level = report.parameters.primary_measure, pct_label(report)
+    return [
+        heading(2, "Paired differences on shared subsets"),
+        para(f"B−A per query on queries where both targets are non-empty; {level} CI."),
+        table(
+            ["run", "pair", "n shared", f"{pm} A", f"{pm} B", f"Δ {pm} [{level} CI]"],
+            (
+                [
+                    data(run),
+                    name,
+                    tp.n_shared,
+                    num(tp.means_a[pm]),
+                    num(tp.means_b[pm]),
+                    ci(tp.difference[pm]),
+                ]
+                for run, rr in report.runs.items()
+                for name, tp in rr.pairs.items()
+            ),
+        ),
+        para("All measures (Δ [CI]):"),
+        table(
+            ["run", "pair", *report.parameters.measures],
+            (
+                [data(run), name, *(ci(tp.difference[m]) for m in report.parameters.measures)]
+                for run, rr in report.runs.items()
+                for name, tp in rr.pairs.items()
+            ),
+        ),
     ]
-    rows = [
-        [run, name, *_share_cells(tp.instability[pm].overall)]
+
+
+def _instability(report: RescoreReport) -> list[Block]:
+    pm, large = report.parameters.primary_measure, report.parameters.large_change
+    rows: list[list[Cell]] = [
+        [data(run), name, *_share_cells(tp.instability[pm].overall)]
         for run, rr in report.runs.items()
         for name, tp in rr.pairs.items()
     ]
@@ -130,159 +118,253 @@ def render(report: RescoreReport) -> str:
         ["all runs", name, *_share_cells(pp.instability[pm].overall)]
         for name, pp in report.pooled.items()
     ]
-    out += table(["run", "pair", "n shared", "changed", f"|Δ| ≥ {p.large_change:g}"], rows)
+    out: list[Block] = [
+        heading(2, "Query-level instability"),
+        para(
+            f"Shared queries whose {pm} changes between the two targets, and by at least {large:g}."
+        ),
+        table(["run", "pair", "n shared", "changed", f"|Δ| ≥ {large:g}"], rows),
+    ]
     cat_rows = [
-        [cat, name, *_share_cells(s)]
+        [data(cat), name, *_share_cells(s)]
         for name, pp in report.pooled.items()
         for cat, s in pp.instability[pm].by_category.items()
     ]
     if cat_rows:
-        out += ["By query category (all runs):", ""]
-        out += table(["category", "pair", "n", "changed", f"|Δ| ≥ {p.large_change:g}"], cat_rows)
+        out += [
+            para("By query category (all runs):"),
+            table(["category", "pair", "n", "changed", f"|Δ| ≥ {large:g}"], cat_rows),
+        ]
+    return out
 
-    out += [
-        "## Set-size confound",
-        "",
-        f"Pearson r between |B|−|A| and the B−A {pm} shift over (query, run) pairs; "
-        "mean shift and one-sample t where B has exactly one more memory.",
-        "",
+
+def _confound(report: RescoreReport) -> list[Block]:
+    pm = report.parameters.primary_measure
+    return [
+        heading(2, "Set-size confound"),
+        para(
+            f"Pearson r between |B|−|A| and the B−A {pm} shift over (query, run) pairs; "
+            "mean shift and one-sample t where B has exactly one more memory."
+        ),
+        table(
+            ["pair", "n", "r", "p", "r²", "n (+1)", "mean shift (+1)", "t", "p (t)"],
+            (
+                [
+                    name,
+                    c.n,
+                    num(c.pearson_r, 3),
+                    num(c.p_value, 4),
+                    num(c.r_squared, 3),
+                    c.one_added.n,
+                    signed(c.one_added.mean_shift),
+                    num(c.one_added.t, 2),
+                    num(c.one_added.p_value, 4),
+                ]
+                for name, pp in report.pooled.items()
+                for c in [pp.confound[pm]]
+            ),
+        ),
     ]
-    out += table(
-        ["pair", "n", "r", "p", "r²", "n (+1)", "mean shift (+1)", "t", "p (t)"],
-        (
-            [
-                name,
-                c.n,
-                _num(c.pearson_r, 3),
-                _num(c.p_value, 4),
-                _num(c.r_squared, 3),
-                c.one_added.n,
-                _signed(c.one_added.mean_shift),
-                _num(c.one_added.t, 2),
-                _num(c.one_added.p_value, 4),
-            ]
-            for name, pp in report.pooled.items()
-            for c in [pp.confound[pm]]
-        ),
-    )
 
-    out += ["## Cut-off sensitivity", "", "All runs pooled; relative shift = (B−A)/A.", ""]
-    out += table(
-        ["pair", "measure", "mean A", "mean B", "shift", "relative"],
-        (
-            [
-                name,
-                ks.measure,
-                _num(ks.mean_a),
-                _num(ks.mean_b),
-                _signed(ks.shift),
-                _pct(ks.relative_shift),
-            ]
-            for name, pp in report.pooled.items()
-            for rows_k in pp.k_sensitivity.values()
-            for ks in rows_k
-        ),
-    )
 
-    out += [
-        "## Run comparisons and winner flips",
-        "",
-        f"run_a − run_b on queries where the target is non-empty for both runs; {pct} CI.",
-        "",
+def _cutoffs(report: RescoreReport) -> list[Block]:
+    return [
+        heading(2, "Cut-off sensitivity"),
+        para("All runs pooled; relative shift = (B−A)/A."),
+        table(
+            ["pair", "measure", "mean A", "mean B", "shift", "relative"],
+            (
+                [
+                    name,
+                    ks.measure,
+                    num(ks.mean_a),
+                    num(ks.mean_b),
+                    signed(ks.shift),
+                    pct(ks.relative_shift),
+                ]
+                for name, pp in report.pooled.items()
+                for rows_k in pp.k_sensitivity.values()
+                for ks in rows_k
+            ),
+        ),
     ]
-    out += table(
-        ["run A", "run B", "target", "n", f"Δ {pm} [{pct} CI]", "winner"],
-        (
-            [rp.run_a, rp.run_b, t, rt.n_shared, _ci(rt.difference[pm]), rp.winner[pm].get(t, DASH)]
-            for rp in report.run_pairs
-            for t, rt in rp.targets.items()
+
+
+def _run_pairs(report: RescoreReport) -> list[Block]:
+    pm, level = report.parameters.primary_measure, pct_label(report)
+    return [
+        heading(2, "Run comparisons and winner flips"),
+        para(f"run_a − run_b on queries where the target is non-empty for both runs; {level} CI."),
+        table(
+            ["run A", "run B", "target", "n", f"Δ {pm} [{level} CI]", "winner"],
+            (
+                [
+                    data(rp.run_a),
+                    data(rp.run_b),
+                    t,
+                    rt.n_shared,
+                    ci(rt.difference[pm]),
+                    data(rp.winner[pm][t]) if t in rp.winner[pm] else DASH,
+                ]
+                for rp in report.run_pairs
+                for t, rt in rp.targets.items()
+            ),
         ),
+        *_winner_flips(report),
+    ]
+
+
+def _per_target(winners: dict[str, str]) -> tuple[doc.Fragment, ...]:
+    """``raw: A, source: B``, the run names as data."""
+    return tuple(
+        part
+        for i, (t, w) in enumerate(winners.items())
+        for part in ((", " if i else "") + f"{t}: ", Data(w))
     )
+
+
+def _winner_flips(report: RescoreReport) -> list[Block]:
+    pm = report.parameters.primary_measure
     flips = [
         [
-            rp.run_a,
-            rp.run_b,
+            data(rp.run_a),
+            data(rp.run_b),
             ("yes (significant)" if rp.significant_flip[pm] else "yes")
             if rp.winner_flip[pm]
             else "no",
-            ", ".join(f"{t}: {w}" for t, w in rp.winner[pm].items()),
-            ", ".join(m for m in p.measures if rp.winner_flip[m]),
+            _per_target(rp.winner[pm]),
+            ", ".join(m for m in report.parameters.measures if rp.winner_flip[m]),
         ]
         for rp in report.run_pairs
         if any(rp.winner_flip.values())
     ]
-    if flips:
-        n_flips = sum(sum(rp.winner_flip.values()) for rp in report.run_pairs)
-        out += [f"Winner flips ({n_flips} over all run pairs and measures):", ""]
-        out += table(
+    if not flips:
+        return [para("No winner flips.")]
+    n_flips = sum(sum(rp.winner_flip.values()) for rp in report.run_pairs)
+    return [
+        para(f"Winner flips ({n_flips} over all run pairs and measures):"),
+        table(
             ["run A", "run B", f"flip on {pm}", f"winner on {pm} per target", "measures that flip"],
             flips,
-        )
-    else:
-        out += ["No winner flips.", ""]
+        ),
+    ]
 
-    out += ["## Design recommendation", ""]
+
+def _design(report: RescoreReport) -> list[Block]:
+    out: list[Block] = [heading(2, "Design recommendation")]
     if not report.design:
-        out += ["No runs differ in exactly one setting.", ""]
+        out.append(para("No runs differ in exactly one setting."))
     for fam in report.design:
-        fixed = ", ".join(f"{k}={v}" for k, v in sorted(fam.fixed.items())) or "nothing else"
-        out += [f"### {fam.key} (fixed: {fixed})", ""]
-        labels = [f"{s.label} ({s.run})" for s in fam.settings]
-        out += table(
+        out += _design_family(report, fam)
+    return out
+
+
+def _winners(labels: list[str]) -> Cell:
+    return joined(", ", (Data(w) for w in labels)) if labels else DASH
+
+
+def _design_family(report: RescoreReport, fam: DesignFamily) -> list[Block]:
+    pm = report.parameters.primary_measure
+    labels: list[Cell] = [(Data(s.label), " (", Data(s.run), ")") for s in fam.settings]
+    return [
+        heading(3, *design_title(fam)),
+        table(
             ["target", "n", *labels, "winner"],
             (
                 [
                     t,
                     fam.n_shared[t],
-                    *(_num(fam.means[t][pm][s.run]) for s in fam.settings),
-                    ", ".join(fam.winner[t][pm]) or DASH,
+                    *(num(fam.means[t][pm][s.run]) for s in fam.settings),
+                    _winners(fam.winner[t][pm]),
                 ]
                 for t in fam.means
             ),
-        )
-        out += [f"Winning {fam.key} per measure:", ""]
-        out += table(
+        ),
+        para("Winning ", Data(fam.key), " per measure:"),
+        table(
             ["measure", *fam.means, "flip"],
             (
                 [
                     m,
-                    *(", ".join(fam.winner[t][m]) or DASH for t in fam.means),
+                    *(_winners(fam.winner[t][m]) for t in fam.means),
                     "yes" if fam.winner_flip[m] else "no",
                 ]
-                for m in p.measures
+                for m in report.parameters.measures
             ),
-        )
-
-    out += [
-        "## Exclusions",
-        "",
-        "Queries with an empty target are left out of that target's figures.",
-        "",
-    ]
-    out += table(
-        [
-            "run",
-            "store",
-            *(f"empty {t}" for t in p.targets),
-            "missing from run",
-            "rankings with repeats",
-        ],
-        (
-            [
-                run,
-                rr.store,
-                *(rr.targets[t].n_empty_target for t in p.targets),
-                rr.n_missing_queries,
-                rr.n_rankings_with_repeats,
-            ]
-            for run, rr in report.runs.items()
         ),
-    )
-    out += [f"Bundle warnings: {report.warnings.count}.", ""]
-    out += [f"- {w}" for w in report.warnings.messages[:20]]
-    if report.warnings.messages:
-        out.append("")
+    ]
 
-    out += ["## Conventions", ""]
-    out += [f"- **{k}**: {v}" for k, v in report.conventions.items()]
-    return "\n".join(out).rstrip() + "\n"
+
+def _exclusions(report: RescoreReport) -> list[Block]:
+    targets = report.parameters.targets
+    out: list[Block] = [
+        heading(2, "Exclusions"),
+        para("Queries with an empty target are left out of that target's figures."),
+        table(
+            [
+                "run",
+                "store",
+                *(f"empty {t}" for t in targets),
+                "missing from run",
+                "rankings with repeats",
+            ],
+            (
+                [
+                    data(run),
+                    data(rr.store),
+                    *(rr.targets[t].n_empty_target for t in targets),
+                    rr.n_missing_queries,
+                    rr.n_rankings_with_repeats,
+                ]
+                for run, rr in report.runs.items()
+            ),
+        ),
+        para(f"Bundle warnings: {report.warnings.count}."),
+    ]
+    if report.warnings.messages:
+        out.append(doc.Bullets([(Data(w),) for w in report.warnings.messages[:20]]))
+    return out
+
+
+def _conventions(report: RescoreReport) -> list[Block]:
+    items: list[tuple[doc.Fragment, ...]] = [
+        (f"**{k}**: {v}",) for k, v in report.conventions.items()
+    ]
+    for name, part in (
+        ("coverage", report.coverage),
+        ("target_order", report.target_order),
+        ("saturation", report.saturation),
+        ("shift_distribution", report.shift_distribution),
+    ):
+        if part is not None:
+            items.append((f"**{name}**: {part.method}",))
+    return [heading(2, "Conventions"), doc.Bullets(items)]
+
+
+Section = Callable[[RescoreReport], list[Block]]
+
+#: The report's sections, in order.
+SECTIONS: tuple[Section, ...] = (
+    _title,
+    _means,
+    _differences,
+    _target_order,
+    _instability,
+    _confound,
+    _saturation,
+    _cutoffs,
+    _run_pairs,
+    _design,
+    _coverage,
+    _exclusions,
+    _conventions,
+)
+
+
+def blocks(report: RescoreReport) -> list[Block]:
+    return [b for section in SECTIONS for b in section(report)]
+
+
+def render(report: RescoreReport) -> str:
+    """``report.md``: every section of :data:`SECTIONS` in turn."""
+    return "\n".join(doc.to_markdown(blocks(report))).rstrip() + "\n"

@@ -9,7 +9,6 @@ shortest round-trip ``repr``, so the file is byte-stable.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from itertools import chain
 from pathlib import Path
 from typing import Any
@@ -23,16 +22,6 @@ FIXED_COLUMNS = ("run", "query_id", "target", "target_size")
 
 def columns(table: ScoreTable) -> list[str]:
     return [*FIXED_COLUMNS, *(str(m) for m in table.measures)]
-
-
-def iter_rows(table: ScoreTable) -> Iterator[tuple[str, str, str, int, list[float]]]:
-    """``(run, query_id, target, target_size, values)``; values are ``nan`` for empty targets."""
-    for run, scores in table.runs.items():
-        sizes = {t: scores.sizes[t].tolist() for t in table.targets}
-        values = {t: scores.values[t].tolist() for t in table.targets}
-        for i, qid in enumerate(table.query_ids):
-            for t in table.targets:
-                yield run, qid, t, sizes[t][i], values[t][i]
 
 
 def _quote(text: str) -> str:

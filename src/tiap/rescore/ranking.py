@@ -1,4 +1,4 @@
-"""Rankings as arrays: first occurrences and padded index matrices.
+"""Rankings as arrays: first occurrences and padded matrices of id hashes.
 
 Ranking order is the order given in the run. A memory listed again later in
 the same ranking counts once, at its first position, and the later copies are
@@ -8,7 +8,7 @@ document twice, would have it). Ranks are 1-based.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain, repeat
 
@@ -22,22 +22,6 @@ def first_occurrences(ranking: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(ranking))
 
 
-def first_hit_rank(
-    ranking: Sequence[str], target: Collection[str], k: int | None = None
-) -> int | None:
-    """1-based rank of the first target member in the top ``k`` (all ranks if ``k`` is None).
-
-    Repeats are dropped first, so the rank is the one every measure uses.
-    ``None`` when no target member is ranked within the cut-off.
-    """
-    for rank, memory_id in enumerate(first_occurrences(ranking), start=1):
-        if k is not None and rank > k:
-            return None
-        if memory_id in target:
-            return rank
-    return None
-
-
 @dataclass(frozen=True)
 class RankedIds:
     """A run's rankings over a fixed query order, cut to a depth, repeats dropped.
@@ -49,13 +33,15 @@ class RankedIds:
     ``present[q]`` says whether the run has an entry for query ``q``;
     ``repeats[q]`` counts the repeats dropped from a ranking that has one
     within the top ``depth`` (0 otherwise: a repeat further down changes no
-    measure).
+    measure); ``complete`` says whether every ranking lies within the top
+    ``depth`` (then no memory is ranked below it).
     """
 
     rows: list[Sequence[str]]
     hashes: np.ndarray
     present: np.ndarray
     repeats: np.ndarray
+    complete: bool
 
     @property
     def depth(self) -> int:
@@ -68,7 +54,7 @@ class RankedIds:
 
     def check_known(self, index: IdIndex) -> None:
         """Raise :class:`~tiap.errors.TiapError` naming the first ranked id that ``index``
-        does not know (by hash, as :meth:`codes`)."""
+        does not know (by hash when the known ids' hashes are distinct, else by id)."""
         if index.table is None:
             self.codes(index, strict=True)
             return
@@ -79,22 +65,18 @@ class RankedIds:
             rows, cols = np.divmod(absent, self.depth)
             raise index.unknown(self.ids_at(rows, cols))
 
-    def codes(self, index: IdIndex, *, strict: bool, exact: bool = False) -> np.ndarray:
-        """``(queries, depth)`` positions in ``index`` of the ranked ids (``-1``: none).
+    def codes(self, index: IdIndex, *, strict: bool) -> np.ndarray:
+        """``(queries, depth)`` positions in ``index`` of the ranked ids (``-1``: none),
+        found by the ids themselves.
 
         With ``strict`` a ranked id that ``index`` does not know raises
-        :class:`~tiap.errors.TiapError`; otherwise it gets ``-1`` too. Positions
-        are found by hash (see :class:`~tiap.rescore.ids.IdIndex`), or with
-        ``exact`` by the ids themselves (slower).
+        :class:`~tiap.errors.TiapError`; otherwise it gets ``-1`` too.
         """
         ranked = self.hashes != -1
-        if index.table is not None and not exact:
-            codes = index.table.find(self.hashes)
-        else:
-            codes = np.full(self.hashes.shape, -1, dtype=np.int64)
-            rows, cols = np.nonzero(ranked)
-            get = index.mapping.get
-            codes[rows, cols] = [get(x, -1) for x in self.ids_at(rows, cols)]
+        codes = np.full(self.hashes.shape, -1, dtype=np.int64)
+        rows, cols = np.nonzero(ranked)
+        get = index.mapping.get
+        codes[rows, cols] = [get(x, -1) for x in self.ids_at(rows, cols)]
         if strict:
             missing = ranked & (codes < 0)
             if missing.any():
@@ -146,40 +128,6 @@ def ranked_ids(
             top = firsts[:depth]
             hashed[i] = -1
             hashed[i, : len(top)] = hashes(top)
-    return RankedIds(rows=rows, hashes=hashed, present=present, repeats=repeats)
-
-
-@dataclass(frozen=True)
-class RankMatrix:
-    """A run's rankings over a fixed query order, as memory indices.
-
-    ``index[q, i]`` is the store index of the memory at rank ``i + 1`` of query
-    ``q`` (``-1`` past the end of the ranking); ``present`` and ``repeats`` are
-    those of :class:`RankedIds`.
-    """
-
-    index: np.ndarray
-    present: np.ndarray
-    repeats: np.ndarray
-
-    @property
-    def depth(self) -> int:
-        return int(self.index.shape[1])
-
-
-def rank_matrix(
-    rankings: Mapping[str, Sequence[str]],
-    query_ids: Sequence[str],
-    memories: IdIndex,
-    depth: int,
-) -> RankMatrix:
-    """Build a :class:`RankMatrix` ``(len(query_ids), depth)`` from ``query_id -> ranking``.
-
-    Every ranked id must be one of ``memories`` (bundle validation guarantees
-    it; an unknown one raises :class:`~tiap.errors.TiapError`). Ranks and
-    repeats are those of :func:`ranked_ids`.
-    """
-    ranked = ranked_ids(rankings, query_ids, depth)
-    return RankMatrix(
-        index=ranked.codes(memories, strict=True), present=ranked.present, repeats=ranked.repeats
+    return RankedIds(
+        rows=rows, hashes=hashed, present=present, repeats=repeats, complete=not long.any()
     )

@@ -6,6 +6,10 @@ significant digits) and undefined values are ``null``. ``instability`` and
 per-measure mapping covers every measure. Target pairs are named ``B-A``
 (``canonical-raw`` is Canonical minus Raw); run pairs list ``run_a`` and
 ``run_b`` and their difference is ``run_a - run_b``. Measures are named ``family@k`` (``ndcg@10``).
+``coverage``, ``target_order``, ``saturation`` and ``shift_distribution`` hold the
+paper's further analyses (:mod:`tiap.rescore.coverage`, :mod:`tiap.rescore.ordering`,
+:mod:`tiap.rescore.shifts`); they are keys of their own, so every other key is
+written as before (and a report written before them still reads, as ``null``).
 """
 
 from __future__ import annotations
@@ -209,6 +213,111 @@ class Headline(_Model):
     design: list[HeadlineDesign]
 
 
+# --- the paper's further analyses: coverage control (Section 5.1), target ordering
+# (Table 7), saturation of the set-size effect (Appendix I), per-query shifts (Figure 3)
+
+
+class CategoryMix(_Model):
+    """Queries of one category among the covered and the excluded ones."""
+
+    n_covered: int
+    n_excluded: int
+
+
+class CoverageRun(_Model):
+    """One run: its Raw scores on queries with and without a Canonical target.
+
+    ``n_raw`` queries have a Raw target; ``n_covered`` of them also have a Canonical
+    target (they enter the Canonical comparisons), ``n_excluded`` do not.
+    ``gap[m]`` is mean Raw ``m`` of the covered minus that of the excluded, with its
+    bootstrap interval over the run's ``n_raw`` queries (``n`` = ``n_raw``).
+    """
+
+    n_raw: int
+    n_covered: int
+    n_excluded: int
+    means_covered: dict[str, Float]
+    means_excluded: dict[str, Float]
+    gap: dict[str, Interval]
+    categories: dict[str, CategoryMix] = Field(default_factory=dict)
+
+
+class MeanGap(_Model):
+    """The mean of the run-level gaps over the ``n_runs`` runs where both groups are
+    non-empty, with its bootstrap interval (every run resampled over the same queries)."""
+
+    n_runs: int
+    n_queries: int
+    mean: Float
+    ci_low: Float
+    ci_high: Float
+
+
+class Coverage(_Model):
+    """Coverage control: does leaving out queries without a ``target`` move the figures?"""
+
+    target: str
+    measured_on: str
+    method: str
+    runs: dict[str, CoverageRun] = Field(default_factory=dict)
+    mean_gap: dict[str, MeanGap] = Field(default_factory=dict)
+
+
+class TargetOrder(_Model):
+    """One run and measure: the targets from best to worst on the run's shared subset."""
+
+    n: int
+    order: str | None
+    monotone: bool | None
+
+
+class TargetOrdering(_Model):
+    """Per run and measure, the ordering of the targets and whether it is monotone in
+    their breadth; ``counts[m][order]`` is how many runs have that ordering."""
+
+    basis: str
+    method: str
+    runs: dict[str, dict[str, TargetOrder]] = Field(default_factory=dict)
+    counts: dict[str, dict[str, int]] = Field(default_factory=dict)
+    n_not_monotone: dict[str, int] = Field(default_factory=dict)
+
+
+class Saturation(_Model):
+    """Mean ``pair`` shift by how many memories the broader target adds (``1``, ``2``,
+    ``3``, ``4+``), over every (query, run) pair of the shared subsets."""
+
+    pair: str
+    method: str
+    n: int
+    n_none_added: int
+    bins: dict[str, dict[str, Interval]] = Field(default_factory=dict)
+
+
+class ShiftHistogram(_Model):
+    """Per-query ``B - A`` shifts of one run and target pair: counts per bin, quartiles."""
+
+    n: int
+    n_down: int
+    n_zero: int
+    n_up: int
+    mean: Float
+    min: Float
+    q1: Float
+    median: Float
+    q3: Float
+    max: Float
+    counts: list[int]
+
+
+class ShiftDistribution(_Model):
+    """The distribution of per-query shifts of ``measure`` (bins between ``edges``)."""
+
+    measure: str
+    method: str
+    edges: list[float]
+    runs: dict[str, dict[str, ShiftHistogram]] = Field(default_factory=dict)
+
+
 class RescoreReport(_Model):
     schema_version: int = 1
     dataset: str
@@ -224,3 +333,8 @@ class RescoreReport(_Model):
     run_pairs: list[RunPair]
     design: list[DesignFamily]
     headline: Headline
+    #: the paper's further analyses (absent from reports written before they existed)
+    coverage: Coverage | None = None
+    target_order: TargetOrdering | None = None
+    saturation: Saturation | None = None
+    shift_distribution: ShiftDistribution | None = None

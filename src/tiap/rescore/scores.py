@@ -1,12 +1,11 @@
 """Per-query scores of every run under every target, as arrays.
 
-:func:`score_runs` scores a bundle: per store one lineage join
-(:func:`~tiap.rescore.lineage.store_targets`), per run the hashes of its
-ranked ids (:func:`~tiap.rescore.ranking.ranked_ids`), per (run, target) one
-relevance matrix and one column per measure (:func:`score_ranked`).
-:func:`score_rankings` does the same from target sets and rankings given
-directly (``query_id -> ids``), through the same :func:`score_ranked`. No
-Python loop runs over queries x ranks.
+:func:`score_runs` scores a bundle through its :class:`~tiap.rescore.index.TargetIndex`:
+per store one lineage join, per run one :class:`~tiap.rescore.index.RunIndex`
+(the hashes of its ranked ids and one relevance matrix per target), then one
+column per measure (:func:`score_ranked`). :func:`score_rankings` does the
+same from target sets and rankings given directly (``query_id -> ids``),
+through the same :func:`score_ranked`. No Python loop runs over queries x ranks.
 """
 
 from __future__ import annotations
@@ -18,10 +17,12 @@ from itertools import chain, repeat
 import numpy as np
 
 from tiap.errors import TiapError
-from tiap.rescore.lineage import StoreTargets, qrels_targets, store_targets
-from tiap.rescore.metrics import Measure, RankedRelevance
-from tiap.rescore.ranking import RankedIds, ranked_ids
-from tiap.rescore.targets import DEFAULT_TARGETS, get_target
+from tiap.limits import check_k
+from tiap.rescore.index import RunIndex, TargetIndex
+from tiap.rescore.lineage import qrels_targets
+from tiap.rescore.metrics import Measure
+from tiap.rescore.ranking import ranked_ids
+from tiap.rescore.targets import DEFAULT_TARGETS
 from tiap.traces.bundle import Bundle
 
 
@@ -76,34 +77,27 @@ def _check_measures(measures: Sequence[Measure]) -> int:
     """The ranking depth the measures need."""
     if not measures:
         raise TiapError("no measure selected")
+    for m in measures:
+        check_k(f"the cut-off of {m.name}", m.k)
     return max(m.k for m in measures)
 
 
-def score_ranked(
-    targets: StoreTargets,
-    ranked: RankedIds,
-    measures: Sequence[Measure],
-    *,
-    run: str = "",
-    strict: bool = False,
-) -> RunScores:
-    """One run's per-query values under every target of ``targets``.
+def score_ranked(index: RunIndex, measures: Sequence[Measure]) -> RunScores:
+    """One run's per-query values under every target of ``index``.
 
-    ``ranked`` must cover ``targets.query_ids`` in that order, at least as
-    deep as the deepest measure. With ``strict`` every ranked id must be one
-    of ``targets.memories``.
+    ``index`` must hold at least as many ranks as the deepest measure needs.
     """
-    values: dict[str, np.ndarray] = {}
-    for t, rel in targets.relevance(ranked, strict=strict).items():
-        relevance = RankedRelevance(rel, targets.sizes[t])
-        values[t] = np.column_stack([m.compute(relevance) for m in measures])
+    values = {
+        t: np.column_stack([m.compute(relevance) for m in measures])
+        for t, relevance in index.relevance.items()
+    }
     return RunScores(
-        run=run,
-        store=targets.store,
+        run=index.run,
+        store=index.sets.store,
         values=values,
-        sizes=dict(targets.sizes),
-        present=ranked.present,
-        repeats=ranked.repeats,
+        sizes=dict(index.sets.sizes),
+        present=index.ranked.present,
+        repeats=index.ranked.repeats,
     )
 
 
@@ -142,7 +136,9 @@ def score_rankings(
             q = next(q for q, r in rankings.items() if isinstance(r, str))
             raise TiapError(f"ranking of query '{q}' in run '{run}' is a string, not a list of ids")
     scored = {
-        run: score_ranked(st, ranked_ids(rankings, st.query_ids, depth), measures, run=run)
+        run: score_ranked(
+            RunIndex.of(st, ranked_ids(rankings, st.query_ids, depth), run=run), measures
+        )
         for run, rankings in runs.items()
     }
     return ScoreTable(
@@ -163,25 +159,12 @@ def score_runs(
 ) -> ScoreTable:
     """Compute every measure for every (run, target, query) of a bundle."""
     depth = _check_measures(measures)
-    target_names = tuple(get_target(t).name for t in dict.fromkeys(targets))
-    if len(target_names) < 1:
-        raise TiapError("no target selected")
+    index = TargetIndex(bundle, targets)
     run_names = select_runs(bundle, runs)
-    query_ids = tuple(q.query_id for q in bundle.queries)
-    per_store: dict[str, StoreTargets] = {}
-    scored: dict[str, RunScores] = {}
-    for run in run_names:
-        store = bundle.run_store(run)
-        if store not in bundle.stores:
-            raise TiapError(f"run '{run}' names store '{store}', which the bundle does not have")
-        if store not in per_store:
-            per_store[store] = store_targets(bundle, store, target_names)
-        ranked = ranked_ids(bundle.rankings(run), query_ids, depth)
-        scored[run] = score_ranked(per_store[store], ranked, measures, run=run, strict=True)
     return ScoreTable(
-        query_ids=query_ids,
+        query_ids=index.query_ids,
         categories=tuple(q.category for q in bundle.queries),
         measures=tuple(measures),
-        targets=target_names,
-        runs=scored,
+        targets=index.targets,
+        runs={run: score_ranked(index.run(run, depth), measures) for run in run_names},
     )

@@ -9,16 +9,16 @@ m is *linked* to q when its lineage ``m.source_ids`` meets E(q). Then
   (``canonical`` and not ``raw``).
 
 Relevance is binary (gain 1) for every member of the target. Further targets
-can be added with :func:`register_target`.
+can be added with :func:`register_target`. The sets themselves are built by
+:mod:`tiap.rescore.lineage` and read through :class:`tiap.rescore.TargetIndex`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from tiap.errors import TiapError
-from tiap.traces.bundle import Bundle
 from tiap.traces.models import Memory
 
 
@@ -42,17 +42,20 @@ def register_target(target: Target) -> Target:
     return target
 
 
-register_target(Target("raw", "only the stored raw source turn", lambda m: m.raw))
-register_target(Target("source", "any stored memory linked to the source", lambda m: True))
+#: The paper's three targets, by name.
+RAW, SOURCE, CANONICAL = "raw", "source", "canonical"
+
+register_target(Target(RAW, "only the stored raw source turn", lambda m: m.raw))
+register_target(Target(SOURCE, "any stored memory linked to the source", lambda m: True))
 register_target(
     Target(
-        "canonical",
+        CANONICAL,
         "transformed, non-raw serving memories linked to the source",
         lambda m: m.canonical and not m.raw,
     )
 )
 
-DEFAULT_TARGETS: tuple[str, ...] = ("raw", "source", "canonical")
+DEFAULT_TARGETS: tuple[str, ...] = (RAW, SOURCE, CANONICAL)
 
 
 def get_target(name: str) -> Target:
@@ -61,32 +64,3 @@ def get_target(name: str) -> Target:
     except KeyError:
         known = ", ".join(TARGETS)
         raise TiapError(f"unknown target '{name}' (known: {known})") from None
-
-
-def source_index(memories: Iterable[Memory]) -> dict[str, list[Memory]]:
-    """``source_id -> memories linked to it``, in store order."""
-    index: dict[str, list[Memory]] = {}
-    for m in memories:
-        for sid in dict.fromkeys(m.source_ids):
-            index.setdefault(sid, []).append(m)
-    return index
-
-
-def target_sets(
-    bundle: Bundle, store: str, targets: Iterable[str] = DEFAULT_TARGETS
-) -> dict[str, dict[str, frozenset[str]]]:
-    """``target -> query_id -> set of memory ids`` for every query of the bundle on one store.
-
-    Queries whose target is empty map to an empty set; callers exclude and count them.
-    """
-    chosen = [get_target(t) for t in targets]
-    index = source_index(bundle.stores[store])
-    out: dict[str, dict[str, frozenset[str]]] = {t.name: {} for t in chosen}
-    for q in bundle.queries:
-        linked: dict[str, Memory] = {}
-        for sid in q.evidence:
-            for m in index.get(sid, ()):
-                linked.setdefault(m.memory_id, m)
-        for t in chosen:
-            out[t.name][q.query_id] = frozenset(mid for mid, m in linked.items() if t.admits(m))
-    return out

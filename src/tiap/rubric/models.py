@@ -9,12 +9,34 @@ import re
 from functools import cached_property
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    create_model,
+    model_serializer,
+    model_validator,
+)
+
+from tiap.errors import TiapError
 
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
 #: Placeholders filled from the rubric itself (instructions, not data).
 RUBRIC_PLACEHOLDERS = frozenset({"labels", "label_names", "rubric_id"})
+
+#: The kinds of case a rubric can judge (``tiap.cases``: ``cases.kind``).
+RubricCaseKind = Literal["contested", "qrels"]
+DEFAULT_CASE_KIND: RubricCaseKind = "contested"
+
+#: The built-in rubric for each kind of case.
+RUBRIC_FOR_KIND: dict[str, str] = {"contested": "contested-credit", "qrels": "qrels-relevance"}
+
+_KIND_NOUNS = {
+    "contested": "contested credits",
+    "qrels": "qrels pairs (annotated query-document pairs)",
+}
 
 
 class RubricLabel(BaseModel):
@@ -47,6 +69,8 @@ class Rubric(BaseModel):
     binary_positive: str | None = None
     #: the case fields the prompt shows as data (each is fenced when rendered).
     fields: list[str] = Field(min_length=1)
+    #: the kind of case the rubric judges: ``contested`` credits or ``qrels`` pairs.
+    case_kind: RubricCaseKind = DEFAULT_CASE_KIND
     prompt: PromptTemplates
 
     @model_validator(mode="after")
@@ -101,11 +125,41 @@ class Rubric(BaseModel):
     def label_for_key(self, key: str) -> RubricLabel | None:
         return next((lab for lab in self.labels if lab.key == key), None)
 
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The rubric's content; the case kind only when it is not the default, so a
+        rubric written before rubrics declared a kind keeps its content (and hash)."""
+        data: dict[str, Any] = handler(self)
+        if data.get("case_kind") == DEFAULT_CASE_KIND:
+            del data["case_kind"]
+        return data
+
     @cached_property
     def content_hash(self) -> str:
         """sha256 of the rubric's canonical content: any edit changes it."""
         canon = json.dumps(self.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(canon.encode("utf-8")).hexdigest()
+
+    def kind_problem(self, kind: str, case_id: str | None = None) -> str | None:
+        """Why this rubric cannot judge a case of ``kind`` (``None``: it can), naming
+        the rubric, both kinds and how to choose ``--rubric``."""
+        if kind == self.case_kind:
+            return None
+        which = f"case '{case_id}' is" if case_id else "the cases are"
+        fit = RUBRIC_FOR_KIND.get(kind)
+        choose = f"--rubric {fit}, or " if fit else ""
+        return (
+            f"rubric '{self.id}' judges {_KIND_NOUNS.get(self.case_kind, self.case_kind)} "
+            f"(case kind '{self.case_kind}'), but {which} of kind '{kind}': choose {choose}"
+            f'a rubric file with case_kind = "{kind}"; a workspace holding both kinds is '
+            "judged one kind at a time (--subset)"
+        )
+
+    def require_case_kind(self, kind: str, case_id: str | None = None) -> None:
+        """Refuse (:class:`~tiap.errors.TiapError`) a case of another kind."""
+        problem = self.kind_problem(kind, case_id)
+        if problem is not None:
+            raise TiapError(problem)
 
     @cached_property
     def output_model(self) -> type[BaseModel]:

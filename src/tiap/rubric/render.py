@@ -42,7 +42,14 @@ def _substitute(template: str, rubric: Rubric, fields: Mapping[str, str]) -> str
 
 
 def render_messages(rubric: Rubric, fields: Mapping[str, str]) -> list[dict[str, str]]:
-    """System and user messages for one case. ``fields`` must hold every ``rubric.fields``."""
+    """System and user messages for one case. ``fields`` must hold every ``rubric.fields``.
+
+    When ``fields`` names the case's kind (``case_kind``, as a case's
+    ``prompt_fields`` do), a rubric for another kind of case is refused
+    (:meth:`~tiap.rubric.models.Rubric.require_case_kind`)."""
+    kind = fields.get("case_kind")
+    if kind is not None:
+        rubric.require_case_kind(kind, fields.get("case_id"))
     missing = [f for f in rubric.fields if f not in fields]
     if missing:
         raise TiapError(f"rubric '{rubric.id}' needs case fields that are missing: {missing}")

@@ -21,28 +21,31 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from tiap.errors import InputError, TiapError
 from tiap.io import iter_jsonl, write_json
 from tiap.traces.bundle import (
     CONFIG_FILE,
     QUERIES_FILE,
+    REPORT_FILE,
     RUNS_DIR,
     SOURCES_FILE,
     STORES_DIR,
     Bundle,
+    NumberedEntry,
+    check_trec_ids,
+    exclusion_reasons,
     write_bundle,
 )
 from tiap.traces.dataset import DatasetTraces
-from tiap.traces.models import BundleConfig, RunConfig, RunEntry
+from tiap.traces.models import BundleConfig, RunConfig, RunEntry, cutoff
 from tiap.traces.report import BuildReport, IssueLog
 from tiap.traces.retrieve import make_retriever, rank_store, scope_groups
 from tiap.traces.retrieve.base import RankTimings, Retriever
 from tiap.traces.stores import BuiltStores, build_stores, default_stores
-from tiap.traces.trec import TREC_SUFFIXES, read_trec_run
+from tiap.traces.trec import TREC_SUFFIXES, read_trec_entries
 
-REPORT_FILE = "build_report.json"
 _RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
@@ -53,10 +56,15 @@ class BuildOptions(BaseModel):
 
     stores: list[str] | None = Field(default=None, description="None: every store available")
     retrievers: list[str] = Field(default_factory=lambda: ["bm25"])
-    k: int = Field(default=60, ge=1)
+    k: int = 60
     scope: Literal["conversation", "global"] = "conversation"
     runs: dict[str, Path] = Field(default_factory=dict, description="attach run files: name->path")
     name: str | None = None
+
+    @field_validator("k", mode="before")
+    @classmethod
+    def _cutoff(cls, value: object) -> int:
+        return cutoff(value)
 
 
 class Reporter:
@@ -89,23 +97,32 @@ def _attach_run(
     if not _RUN_NAME.fullmatch(name):
         raise TiapError(f"run name '{name}' may use only letters, digits, '.', '_' and '-'")
     if path.suffix in TREC_SUFFIXES:
-        numbered: list[tuple[int | None, RunEntry]] = [(None, e) for e in read_trec_run(path)]
+        numbered = [NumberedEntry(e.line, e.entry, e.doc_lines) for e in read_trec_entries(path)]
     else:
-        numbered = list(iter_jsonl(path, RunEntry))
+        numbered = [NumberedEntry(line, e) for line, e in iter_jsonl(path, RunEntry)]
     kept_ids = {q.query_id for q in ds.queries}
     excluded = set(ds.excluded_queries)
     entries: list[RunEntry] = []
     dropped = 0
-    for line, e in numbered:
+    seen: dict[str, int | None] = {}
+    for n in numbered:
+        e = n.entry
+        if e.query_id in seen:
+            first = seen[e.query_id]
+            at = f" (first at line {first})" if first is not None else ""
+            raise InputError(path, f"duplicate query id '{e.query_id}'{at}", n.line)
+        seen[e.query_id] = n.line
         if e.query_id in excluded:
             dropped += 1
             continue
         if e.query_id not in kept_ids:
-            raise InputError(path, f"unknown query id '{e.query_id}'", line)
+            raise InputError(path, f"unknown query id '{e.query_id}'", n.line)
         for mid in e.ranking:
             if mid not in known:
                 raise InputError(
-                    path, f"unknown memory id '{mid}' in the ranking of '{e.query_id}'", line
+                    path,
+                    f"unknown memory id '{mid}' in the ranking of '{e.query_id}'",
+                    n.line_of(mid),
                 )
         entries.append(e)
     return entries, dropped
@@ -116,8 +133,11 @@ def build_bundle(
     options: BuildOptions | None = None,
     reporter: Reporter | None = None,
 ) -> BuildResult:
-    """Stores, runs and report for a dataset (nothing is written)."""
+    """Stores, runs and report for a dataset (nothing is written). A dataset left
+    with no query is an error saying why its queries were excluded."""
     opts = options or BuildOptions()
+    if not ds.queries:
+        raise TiapError(no_queries_problem(ds))
     rep = reporter or Reporter()
     timings: dict[str, float] = {"parse": 0.0, "index": 0.0, "retrieve": 0.0, "assemble": 0.0}
     store_names = opts.stores or default_stores(ds)
@@ -234,6 +254,7 @@ def _bundle_config(
     return BundleConfig(
         name=opts.name,
         dataset=ds.dataset,
+        memory_type=ds.memory_type,
         k=opts.k,
         description=ds.description,
         metadata={
@@ -303,11 +324,24 @@ def write_build(
     """Write the bundle and ``build_report.json`` into ``out``."""
     root = Path(out)
     t0 = time.perf_counter()
+    if run_format == "trec":
+        check_trec_ids(result.bundle)  # before anything in ``out`` is replaced
     prepare_out_dir(root, force)
     write_bundle(result.bundle, root, run_format=run_format)
     write_json(root / REPORT_FILE, result.report.model_dump(mode="json", exclude_none=True))
     result.timings["write"] = time.perf_counter() - t0
     return root
+
+
+def no_queries_problem(ds: DatasetTraces) -> str:
+    """Why a dataset has no query to build a bundle from."""
+    n = len(ds.excluded_queries)
+    if not n:
+        return f"{ds.input_file}: no queries to build a bundle from (the input has none)"
+    reasons = exclusion_reasons(ds.excluded_queries, ds.log.issues)
+    return (
+        f"{ds.input_file}: no queries to build a bundle from: all {n:,} were excluded ({reasons})"
+    )
 
 
 def summary_lines(ds: DatasetTraces) -> list[str]:

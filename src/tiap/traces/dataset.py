@@ -55,6 +55,8 @@ class DatasetTraces:
     excluded_queries: list[str] = field(default_factory=list)
     options: dict[str, Any] = field(default_factory=dict)
     description: str = ""
+    #: the memory type bundle.toml records (LMEB's tree: Episodic, Dialogue, ...)
+    memory_type: str | None = None
 
     def raw_memories(self) -> list[Memory]:
         """One raw memory per source: the stored source itself."""

@@ -122,6 +122,8 @@ def iter_json_list(path: str | Path, info: StreamInfo | None = None) -> Iterator
                     if r.more(p):
                         continue
                     raise InputError(p, f"malformed JSON ({exc.msg})", line) from None
+                except RecursionError:
+                    raise InputError(p, "malformed JSON (nested too deeply)", start_line) from None
                 if end == len(r.buf) and r.more(p):
                     continue  # a number may continue in the next chunk: decode again
                 break

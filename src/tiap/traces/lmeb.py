@@ -22,6 +22,7 @@ qrels is excluded and listed.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -30,7 +31,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from tiap.errors import InputError, TiapError
-from tiap.io import iter_jsonl, read_text_input
+from tiap.io import iter_jsonl, read_text_input, text_lines
 from tiap.traces.dataset import DatasetTraces
 from tiap.traces.models import Query, Source
 
@@ -79,15 +80,26 @@ def _find(directory: Path, name: str) -> Path | None:
     return None
 
 
+#: a qrels grade: an ASCII integer of at most 9 digits.
+_GRADE = re.compile(r"[+-]?[0-9]{1,9}")
+_DIGITS = re.compile(r"[+-]?[0-9]+")
+#: a first line whose score column is a word (``score``, ``relevance``) is a header.
+_HEADER_WORD = re.compile(r"[A-Za-z][A-Za-z_ -]*")
+
+
+def _looks_like_header(qid: str, score_text: str, query_ids: set[str]) -> bool:
+    return qid not in query_ids and _HEADER_WORD.fullmatch(score_text) is not None
+
+
 def read_qrels(path: Path, query_ids: set[str], doc_ids: set[str]) -> dict[str, dict[str, int]]:
     """``query_id -> {corpus_id: score}`` in file order; bad lines raise InputError."""
     qrels: dict[str, dict[str, int]] = {}
     first: dict[tuple[str, str], int] = {}
     text = read_text_input(path)
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    for lineno, line in text_lines(text):
         if not line.strip():
             continue
-        cols = line.rstrip("\r").split("\t")
+        cols = line.split("\t")
         if len(cols) != 3:
             raise InputError(
                 path,
@@ -95,13 +107,15 @@ def read_qrels(path: Path, query_ids: set[str], doc_ids: set[str]) -> dict[str, 
                 lineno,
             )
         qid, did, score_text = (c.strip() for c in cols)
-        try:
-            score = int(score_text)
-        except ValueError:
-            hint = " (qrels.tsv has no header row)" if lineno == 1 else ""
-            raise InputError(
-                path, f"score '{score_text}' is not an integer{hint}", lineno
-            ) from None
+        if _GRADE.fullmatch(score_text) is None:
+            header = lineno == 1 and _looks_like_header(qid, score_text, query_ids)
+            hint = " (qrels.tsv has no header row)" if header else ""
+            shown = score_text if len(score_text) <= 40 else score_text[:40] + "..."
+            problem = "is not an integer"
+            if _DIGITS.fullmatch(score_text):
+                problem = "is out of range (a grade has at most 9 digits)"
+            raise InputError(path, f"score '{shown}' {problem}{hint}", lineno)
+        score = int(score_text)
         if qid not in query_ids:
             raise InputError(path, f"unknown query id '{qid}' (not in queries.jsonl)", lineno)
         if did not in doc_ids:
@@ -143,8 +157,34 @@ class _Files:
         return [path for path in found if path is not None]
 
 
-def load_lmeb(directory: str | Path) -> DatasetTraces:
-    """Read an LMEB/BEIR-style directory into bundle terms."""
+def tree_place(directory: Path, tree_root: Path) -> tuple[str, str, str]:
+    """``(memory_type, dataset, task)`` of a task directory inside an LMEB tree.
+
+    The directory's path under ``tree_root`` names them: its first part is the memory
+    type, its second the dataset, and the whole relative path the task
+    (``Dialogue/LoCoMo/single_hop``: type ``Dialogue``, dataset ``LoCoMo``); a dataset
+    directory with no subsets is its own single task (``Dialogue/LoCoMo``).
+    """
+    try:
+        parts = directory.resolve().relative_to(tree_root.resolve()).parts
+    except ValueError:
+        raise TiapError(f"{directory}: not inside the tree root {tree_root}") from None
+    if len(parts) < 2:
+        raise TiapError(
+            f"{directory}: expected MEMORY_TYPE/DATASET[/TASK] under the tree root {tree_root}"
+        )
+    return parts[0], parts[1], "/".join(parts)
+
+
+def load_lmeb(directory: str | Path, tree_root: str | Path | None = None) -> DatasetTraces:
+    """Read an LMEB/BEIR-style directory into bundle terms.
+
+    With ``tree_root`` (the folder holding LMEB's memory-type folders), the directory's
+    place in the tree (:func:`tree_place`) sets the dataset and memory type that
+    ``bundle.toml`` records, and the task (``options["lmeb_task"]``); without it the
+    dataset is ``lmeb`` and there is no memory type.
+    """
+    place = tree_place(Path(directory), Path(tree_root)) if tree_root is not None else None
     files = _input_files(Path(directory))
     queries = _read_unique(files.queries, LmebQuery, "id", "query id")
     docs = _read_unique(files.corpus, LmebDoc, "id", "corpus id")
@@ -162,6 +202,9 @@ def load_lmeb(directory: str | Path) -> DatasetTraces:
         options={"candidates": files.candidates is not None},
         description="LMEB/BEIR retrieval data: corpus items as sources, qrels > 0 as evidence",
     )
+    if place is not None:
+        out.memory_type, out.dataset, task = place
+        out.options["lmeb_task"] = task
     for q in queries:
         _add_query(out, q, qrels.get(q.id, {}), pools)
     out.counts = {

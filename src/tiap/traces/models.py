@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, field_validator, model_validator
+
+from tiap.limits import LimitError, check_k
 
 
 class _Strict(BaseModel):
@@ -56,16 +58,24 @@ class Memory(_Strict):
     """One stored memory with its lineage (``stores/NAME.jsonl``).
 
     ``raw`` marks the stored raw source turn; ``canonical`` marks a transformed
-    serving memory. ``source_ids`` lists every source the memory derives from.
+    serving memory. ``source_ids`` lists every source the memory derives from;
+    a memory with none (imported without resolvable lineage) is *unlinked*: it
+    can be ranked but is in no target. A raw memory needs its source.
     """
 
     memory_id: str = Field(min_length=1)
     text: str
-    source_ids: list[str] = Field(min_length=1)
+    source_ids: list[str]
     raw: bool
     canonical: bool
     conversation_id: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _raw_has_source(self) -> Memory:
+        if self.raw and not self.source_ids:
+            raise ValueError("a raw memory needs its source in 'source_ids'")
+        return self
 
 
 class RunEntry(_Strict):
@@ -73,7 +83,7 @@ class RunEntry(_Strict):
 
     query_id: str = Field(min_length=1)
     ranking: list[str]
-    scores: list[float] | None = None
+    scores: list[FiniteFloat] | None = None
 
     @model_validator(mode="after")
     def _scores_match(self) -> RunEntry:
@@ -106,8 +116,24 @@ class BundleConfig(_Strict):
 
     name: str | None = None
     dataset: str = Field(min_length=1)
-    k: int = Field(default=60, ge=1)
+    #: the benchmark's memory type (LMEB: Episodic, Dialogue, Semantic, Procedural)
+    memory_type: str | None = None
+    k: int = 60
     description: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     stores: dict[str, StoreConfig] = Field(default_factory=dict)
     runs: dict[str, RunConfig] = Field(default_factory=dict)
+
+    @field_validator("k", mode="before")
+    @classmethod
+    def _cutoff(cls, value: object) -> int:
+        return cutoff(value)
+
+
+def cutoff(value: object) -> int:
+    """A pydantic check of a cut-off (:func:`tiap.limits.check_k`): an integer from
+    1 to :data:`tiap.limits.MAX_K`, not a bool, a float or a string."""
+    try:
+        return check_k("", value)
+    except LimitError as exc:
+        raise ValueError(exc.problem) from None

@@ -105,11 +105,61 @@ ISSUE_KINDS: dict[str, tuple[Action, str]] = {
         "excluded",
         "an attached run ranks a query that the build excluded; those rankings are dropped",
     ),
+    # BEAM
+    "index_marker": (
+        "normalised",
+        "a message ends with its ' ->-> b,k' plan marker (its index); the marker is stripped",
+    ),
+    "stray_marker": (
+        "normalised",
+        "a '->-> b,k' plan marker on a message whose index is not that marker; stripped",
+    ),
+    "whitespace_collapsed": (
+        "normalised",
+        "runaway whitespace (a run of 100 or more characters, or trailing) collapsed",
+    ),
+    "text_capped": (
+        "normalised",
+        "a message longer than the length cap, cut to the cap before indexing",
+    ),
+    "evidence_not_integer": (
+        "normalised",
+        "a message id given as a digit string or a whole float; read as the integer",
+    ),
+    # tiap traces import
+    "import_link_unresolved": (
+        "excluded",
+        "a memory's source link names no source of the benchmark; that link is dropped",
+    ),
+    "import_memory_unlinked": (
+        "kept",
+        "a memory with no resolvable source link: kept, neither raw nor linked "
+        "(it is in no target)",
+    ),
+    "import_raw_unlinked": (
+        "normalised",
+        "a memory flagged raw without any resolvable source link; kept as not raw",
+    ),
+    "import_ranked_unknown": (
+        "excluded",
+        "a ranked id that is not one of the store's memories; dropped from the ranking "
+        "(later memories move up)",
+    ),
+    "import_ranked_repeat": (
+        "kept",
+        "a memory ranked twice for one query; kept (only its first rank counts)",
+    ),
+    "import_query_excluded": (
+        "excluded",
+        "search results for a query the benchmark build excluded; dropped",
+    ),
 }
 
 #: Kinds whose every occurrence is listed in ``issues`` (others are only counted,
 #: with the first few listed as examples, because they are routine and numerous).
-ROUTINE_KINDS = frozenset({"answer_from_adversarial", "image_caption", "parser_no_facts"})
+ROUTINE_KINDS = frozenset(
+    {"answer_from_adversarial", "image_caption", "parser_no_facts", "index_marker"}
+)
 EXAMPLES_PER_ROUTINE_KIND = 5
 
 

@@ -10,23 +10,36 @@ trec_eval reads back the same order) and descending integers otherwise.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from tiap.errors import InputError
-from tiap.io import read_text_input
+from tiap.io import read_text_input, text_lines
 from tiap.traces.models import RunEntry
 
 TREC_SUFFIXES = (".trec", ".run", ".txt", ".tsv")
 
 
-def read_trec_run(path: str | Path) -> list[RunEntry]:
-    """Parse a TREC run file into run entries, in first-seen query order."""
+@dataclass(frozen=True)
+class TrecEntry:
+    """One query's ranking read from a TREC run, with where it came from: the line
+    the query first appears on, and the line of each docid (for errors)."""
+
+    entry: RunEntry
+    line: int
+    doc_lines: dict[str, int]
+
+
+def read_trec_entries(path: str | Path) -> list[TrecEntry]:
+    """Parse a TREC run file into run entries (with their lines), in first-seen
+    query order. Every error names the file and the line."""
     p = Path(path)
     text = read_text_input(p)
     items: dict[str, list[tuple[float, str]]] = {}
     seen: dict[str, dict[str, int]] = {}
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    for lineno, line in text_lines(text):
         if not line.strip():
             continue
         parts = line.split()
@@ -38,11 +51,13 @@ def read_trec_run(path: str | Path) -> list[RunEntry]:
         try:
             int(rank)
         except ValueError:
-            raise InputError(p, f"rank '{rank}' is not an integer", lineno) from None
+            raise InputError(p, f"rank {_shown(rank)} is not an integer", lineno) from None
         try:
             value = float(score)
         except ValueError:
-            raise InputError(p, f"score '{score}' is not a number", lineno) from None
+            raise InputError(p, f"score {_shown(score)} is not a number", lineno) from None
+        if not math.isfinite(value):
+            raise InputError(p, f"score {_shown(score)} is not a finite number", lineno)
         first = seen.setdefault(qid, {}).setdefault(docid, lineno)
         if first != lineno:
             raise InputError(
@@ -53,10 +68,29 @@ def read_trec_run(path: str | Path) -> list[RunEntry]:
     for qid, pairs in items.items():
         # trec_eval: sort by score descending, then by docid descending.
         pairs.sort(key=lambda sd: (sd[0], sd[1]), reverse=True)
-        entries.append(
-            RunEntry(query_id=qid, ranking=[d for _, d in pairs], scores=[s for s, _ in pairs])
-        )
+        entry = RunEntry(query_id=qid, ranking=[d for _, d in pairs], scores=[s for s, _ in pairs])
+        doc_lines = seen[qid]
+        entries.append(TrecEntry(entry, min(doc_lines.values()), doc_lines))
     return entries
+
+
+def read_trec_run(path: str | Path) -> list[RunEntry]:
+    """Parse a TREC run file into run entries, in first-seen query order."""
+    return [e.entry for e in read_trec_entries(path)]
+
+
+def _shown(value: str) -> str:
+    return repr(value if len(value) <= 40 else value[:40] + "...")
+
+
+def trec_id_problem(value: str) -> str | None:
+    """Why ``value`` cannot be a column of a TREC run (which is split at
+    whitespace), or ``None`` when it can."""
+    if not value:
+        return "is empty"
+    if any(c.isspace() for c in value):
+        return "holds whitespace"
+    return None
 
 
 def format_trec_run(entries: Iterable[RunEntry], tag: str = "tiap") -> str:

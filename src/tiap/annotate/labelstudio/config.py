@@ -25,6 +25,9 @@ FIELD_TITLES = {
     "evidence": "Gold source evidence (the turns the benchmark cites)",
     "memory": "Credited memory (does it support answering the question?)",
     "rank": "Rank of the credited memory",
+    "query": "Query",
+    "title": "Document title",
+    "document": "Document (is it relevant to the query?)",
 }
 CASE_ID = "case_id"
 _VARIABLE = re.compile(r"^\$([A-Za-z_][A-Za-z0-9_]*)$")
@@ -36,8 +39,12 @@ def control_name(rubric: Rubric) -> str:
 
 
 def target_name(rubric: Rubric) -> str:
-    """The Text object the Choices control labels: the memory, when the rubric shows it."""
-    return "memory" if "memory" in rubric.fields else rubric.fields[0]
+    """The Text object the Choices control labels: the memory (a qrels pair's
+    document), when the rubric shows it."""
+    for name in ("memory", "document"):
+        if name in rubric.fields:
+            return name
+    return rubric.fields[0]
 
 
 def _one_line(text: str) -> str:
@@ -86,7 +93,10 @@ def project_description(rubric: Rubric) -> str:
 
 
 def task_data(case: Case, rubric: Rubric) -> dict[str, str]:
-    """A task's data: the rubric's fields of the case, and its ``case_id``."""
+    """A task's data: the rubric's fields of the case, and its ``case_id`` (a case of
+    another kind than the rubric's is refused). The built-in qrels rubric shows the
+    query and the document, not the qrels grade: annotators stay blind to it."""
+    rubric.require_case_kind(case.kind, case.case_id)
     fields = case.prompt_fields()
     missing = [f for f in rubric.fields if f not in fields]
     if missing:

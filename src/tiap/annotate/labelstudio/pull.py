@@ -109,6 +109,9 @@ def pull(
     export = _read_annotations(tasks, info, rubric, scope, users, dict(rater_map or {}), project.id)
     for rater in sorted({rec.rater for rec in export.records}):
         ws.require_rater_kind(rater, HUMAN, hint="map the annotator to it with --rater-map")
+    labelled = {rec.case_id for rec in export.records}
+    for kind in ws.case_kinds(case_ids=labelled) if labelled else {}:
+        rubric.require_case_kind(kind)
     changes = _compare(_stored_labels(ws, project.id, export.cases), export)
     with ws.transaction():
         ids = ws.add_labels(export.records)

@@ -28,6 +28,7 @@ from tiap.annotate.tui.dialogs import HelpScreen, TextPrompt
 from tiap.annotate.tui.panes import TextLine, TextPane
 from tiap.errors import TiapError
 from tiap.rubric.models import Rubric
+from tiap.text import inert
 
 #: key -> (action, footer text); the rubric's label keys are added per rubric.
 NAV_BINDINGS: tuple[Binding, ...] = (
@@ -61,7 +62,8 @@ class CaseView:
 
 
 class CaseScreen(Screen[None]):
-    """The main screen: one case, its evidence and memory, the rubric, progress.
+    """The main screen: one case, its evidence and memory (a qrels pair: the pair and
+    its document, the annotation on reveal), the rubric, progress.
 
     Drawing a case only repaints panes of fixed size (no layout pass), and once a
     case is on screen the cases a key press most likely shows next (the next one
@@ -88,13 +90,17 @@ class CaseScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield TextLine(id="status")
         yield TextPane(id="head-pane")
+        kind = self.session.rubric.case_kind
+        left, right = render.PANE_TITLES[kind]
         with Horizontal(id="middle"):
             evidence = TextPane(id="evidence-pane")
-            evidence.border_title = "Gold source evidence"
+            evidence.border_title = left
             yield evidence
             memory = TextPane(id="memory-pane")
-            memory.border_title = "Credited memory"
-            memory.border_subtitle = render.MEMORY_LEGEND
+            memory.border_title = right
+            memory.border_subtitle = (
+                render.DOCUMENT_LEGEND if kind == "qrels" else render.MEMORY_LEGEND
+            )
             yield memory
         labels = TextPane(id="labels-pane")
         labels.border_title = "Labels"
@@ -191,7 +197,8 @@ class CaseScreen(Screen[None]):
             self.query_one(f"#{pane_id}", TextLine).show((text,))
 
     def say(self, text: str) -> None:
-        self._show_line("message", Text(text))
+        """Show a message (it may quote data: case ids, labels, what was typed)."""
+        self._show_line("message", Text(inert(text)))
 
     # ---------------------------------------------------------------- actions
 

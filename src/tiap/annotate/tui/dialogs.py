@@ -10,6 +10,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
 from tiap.rubric.models import Rubric
+from tiap.text import inert
 
 KEY_HELP: tuple[tuple[str, str], ...] = (
     ("n / →", "next case"),
@@ -26,15 +27,16 @@ KEY_HELP: tuple[tuple[str, str], ...] = (
 
 
 def help_text(rubric: Rubric) -> Text:
+    """The help screen: the rubric (made :func:`~tiap.text.inert`) and the keys."""
     out = Text()
-    out.append(f"Rubric {rubric.id} (version {rubric.version})\n", style="bold")
+    out.append(inert(f"Rubric {rubric.id} (version {rubric.version})") + "\n", style="bold")
     if rubric.description:
-        out.append(" ".join(rubric.description.split()) + "\n")
+        out.append(" ".join(inert(rubric.description).split()) + "\n")
     out.append("\nLabel keys: label the case, save it, and go to the next case to do\n", "bold")
     for lab in rubric.labels:
-        out.append(f" {lab.key} ", style="bold reverse")
-        out.append(f" {lab.name}: ", style="bold")
-        out.append(" ".join(lab.definition.split()) + "\n")
+        out.append(f" {inert(lab.key)} ", style="bold reverse")
+        out.append(f" {inert(lab.name)}: ", style="bold")
+        out.append(" ".join(inert(lab.definition).split()) + "\n")
     out.append("\nOther keys\n", style="bold")
     for key, what in KEY_HELP:
         out.append(f" {key:<14}", style="bold")
@@ -61,19 +63,21 @@ class HelpScreen(ModalScreen[None]):
 
 
 class TextPrompt(ModalScreen[str | None]):
-    """Ask for one line of text; Enter confirms, Esc cancels (result None)."""
+    """Ask for one line of text; Enter confirms, Esc cancels (result None). The
+    title and the text to edit are shown made :func:`~tiap.text.inert` (a stored
+    note with control characters comes back with placeholders)."""
 
     BINDINGS = [Binding("escape", "cancel", "cancel")]  # noqa: RUF012
 
     def __init__(self, title: str, *, value: str = "", placeholder: str = "") -> None:
         super().__init__()
-        self.title_text = title
-        self.value = value
+        self.title_text = inert(title)
+        self.value = inert(value)
         self.placeholder = placeholder
 
     def compose(self) -> ComposeResult:
         with Vertical(id="prompt-box"):
-            yield Label(self.title_text, id="prompt-title")
+            yield Label(Text(self.title_text), id="prompt-title")
             yield Input(value=self.value, placeholder=self.placeholder, id="prompt-input")
             yield Label("Enter confirms · Esc cancels", id="prompt-hint")
 

@@ -1,4 +1,9 @@
-"""What each pane of the terminal app shows, as rich text (no Textual here)."""
+"""What each pane of the terminal app shows, as rich text (no Textual here).
+
+Every string from data (case text, names, labels, notes, the rubric) is made
+:func:`~tiap.text.inert` and put in :class:`rich.text.Text` objects, never in
+markup: control characters and escape sequences show as placeholders, and
+``[...]`` in data is literal text."""
 
 from __future__ import annotations
 
@@ -8,18 +13,23 @@ from rich.text import Text
 from tiap.annotate.highlight import ANSWER_STYLE, EVIDENCE_STYLE, Cues, highlighted
 from tiap.annotate.session import AnnotationSession
 from tiap.cases.models import Case, LabelRecord
+from tiap.text import inert
 
 MUTED = "dim"
 
 
 def cues_for(case: Case) -> Cues:
+    """The words to look for: the answer's and evidence's; for a qrels pair, the
+    query's (shown in the answer's style)."""
+    if case.is_qrels:
+        return Cues.from_texts(case.question, "")
     return Cues.from_texts(case.answer, "\n".join(e.text for e in case.evidence))
 
 
 def status_line(session: AnnotationSession) -> Text:
     p = session.progress()
-    who = f"{session.rater} (adjudicating)" if session.adjudicate else session.rater
-    scope = session.subset or "all cases"
+    who = inert(f"{session.rater} (adjudicating)" if session.adjudicate else session.rater)
+    scope = inert(session.subset or "all cases")
     return Text.assemble(
         (who, "bold"),
         f" · {scope} · ",
@@ -29,26 +39,39 @@ def status_line(session: AnnotationSession) -> Text:
 
 
 def case_head(case: Case, cues: Cues) -> Text:
+    if case.is_qrels:
+        return _qrels_head(case)
     out = Text()
     out.append("Q ", style="bold")
-    out.append(case.question)
+    out.append(inert(case.question))
     out.append("\nA ", style="bold")
-    out.append(case.answer, style=ANSWER_STYLE)
+    out.append(inert(case.answer), style=ANSWER_STYLE)
     meta = [
         f"category {case.category or 'unknown'}",
         f"run {case.run}",
         f"query {case.query_id}",
         f"case {case.case_id}",
     ]
-    out.append("\n  " + " · ".join(meta), style=MUTED)
+    out.append("\n  " + inert(" · ".join(meta)), style=MUTED)
+    return out
+
+
+def _qrels_head(case: Case) -> Text:
+    out = Text()
+    out.append("Q ", style="bold")
+    out.append(inert(case.question))
+    meta = [f"query {case.query_id}", f"case {case.case_id}"]  # the dataset: in the Pair pane
+    out.append("\n  " + inert(" · ".join(meta)), style=MUTED)
     return out
 
 
 def evidence_text(case: Case, cues: Cues) -> Text:
+    if case.is_qrels:
+        return pair_text(case)
     parts: list[Text] = []
     for item in case.evidence:
         head = " | ".join(x for x in (item.source_id, item.speaker, item.time) if x)
-        line = Text(f"[{head}] ", style=MUTED)
+        line = Text(f"[{inert(head)}] ", style=MUTED)
         line.append_text(highlighted(item.text, cues, evidence=False))
         parts.append(line)
     return Text("\n").join(parts) if parts else Text("(no evidence text)", style=MUTED)
@@ -56,12 +79,67 @@ def evidence_text(case: Case, cues: Cues) -> Text:
 
 #: legend under the memory pane (Textual content markup)
 MEMORY_LEGEND = f"[{ANSWER_STYLE}]answer[/] [{EVIDENCE_STYLE}]evidence[/] words"
+#: the same, for qrels pairs (the document pane)
+DOCUMENT_LEGEND = f"[{ANSWER_STYLE}]query[/] words"
+
+#: pane titles per case kind: (left pane, right pane)
+PANE_TITLES = {
+    "contested": ("Gold source evidence", "Credited memory"),
+    "qrels": ("Pair", "Document"),
+}
+
+
+def pair_text(case: Case) -> Text:
+    """What a qrels pair is about, without its annotation (blind until revealed)."""
+    out = Text()
+    out.append(inert(case.memory_id), style="bold")
+    rows = [
+        ("dataset", case.dataset),
+        ("memory type", case.memory_type or "unknown"),
+        ("scene", case.conversation_id or ""),
+        ("category", case.category or ""),
+    ]
+    for name, value in rows:
+        if value:
+            out.append(f"\n{name}: ", style=MUTED)
+            out.append(inert(value))
+    out.append(
+        "\nJudge the document on its own text. Its qrels annotation is shown under "
+        "Labels once you have labelled the case (press r).",
+        style=MUTED,
+    )
+    return out
+
+
+def document_text(case: Case, cues: Cues) -> Text:
+    """A qrels pair's document: its title, then its text, query words highlighted."""
+    out = Text()
+    if case.title:
+        out.append_text(highlighted(case.title, cues))
+        out.stylize("bold")
+        out.append("\n")
+    out.append_text(highlighted(case.memory_text, cues))
+    return out
+
+
+def annotation_text(case: Case) -> str:
+    """A qrels pair's annotation: its grade and how it was drawn."""
+    if case.pair == "negative":
+        return (
+            f"{case.grade_text}: a top-ranked document of run {case.run} (rank {case.rank}) "
+            "the qrels give no positive grade"
+        )
+    return f"{case.grade_text} (an annotated pair of the qrels file)"
 
 
 def memory_text(case: Case, cues: Cues) -> Text:
-    """The credited memory with its rank (and rank bucket) on the first line."""
+    """The credited memory with its rank (and rank bucket) on the first line; for a
+    qrels pair, the document."""
+    if case.is_qrels:
+        return document_text(case, cues)
     out = Text.assemble(
-        (f"rank {case.rank}", "bold"), (f" ({case.rank_bucket}) · {case.memory_id}\n", MUTED)
+        (f"rank {case.rank}", "bold"),
+        (inert(f" ({case.rank_bucket}) · {case.memory_id}") + "\n", MUTED),
     )
     out.append_text(highlighted(case.memory_text, cues))
     return out
@@ -69,8 +147,8 @@ def memory_text(case: Case, cues: Cues) -> Text:
 
 def _describe(rec: LabelRecord) -> str:
     if rec.label is not None:
-        return rec.label
-    return f"abstained ({rec.reason})" if rec.reason else "no label"
+        return inert(rec.label)
+    return inert(f"abstained ({rec.reason})") if rec.reason else "no label"
 
 
 def mine_text(
@@ -82,19 +160,28 @@ def mine_text(
     mine = session.my_label()
     out.append("Your label: ", style="bold")
     if mine is not None and mine.label is not None:
-        out.append(mine.label, style="bold green")
+        out.append(inert(mine.label), style="bold green")
     else:
         out.append("none yet", style=MUTED)
     note = mine.note if mine is not None and mine.note else session.pending_note()
     if note:
-        out.append(f"   note: {note}", style="italic")
+        out.append(f"   note: {inert(note)}", style="italic")
     if session.adjudicate:
         disputed = " · ".join(f"{r.rater}: {r.label}" for r in session.disputed_labels())
         out.append("\nRaters disagree: ", style="bold red")
-        out.append(disputed)
+        out.append(inert(disputed))
+    case = session.current
+    if case.is_qrels:
+        out.append("\nqrels: ", style="bold")
+        if mine is None or mine.label is None:
+            out.append("hidden until you label this case", style=MUTED)
+        elif not revealed:
+            out.append("hidden (press r to reveal)", style=MUTED)
+        else:
+            out.append(inert(annotation_text(case)))
     counts = session.progress().counts
     out.append("\nYour counts: ", style="bold")
-    out.append(" · ".join(f"{name} {n}" for name, n in counts.items()))
+    out.append(inert(" · ".join(f"{name} {n}" for name, n in counts.items())))
     out.append("\nPanel: ", style="bold")
     if mine is None or mine.label is None:
         out.append("hidden until you label this case", style=MUTED)
@@ -104,20 +191,21 @@ def mine_text(
         out.append("no other labels on this case", style=MUTED)
     else:
         for r in panel:
-            out.append(f"\n  {r.rater} ({r.rater_kind}): {_describe(r)}")
+            out.append(f"\n  {inert(r.rater)} ({inert(r.rater_kind)}): {_describe(r)}")
     return out
 
 
 def rubric_table(session: AnnotationSession) -> Table:
-    """The rubric's labels: key, name and definition (drawn once)."""
+    """The rubric's labels: key, name and definition (drawn once; every cell a
+    :class:`~rich.text.Text`, so a definition's ``[...]`` is never markup)."""
     table = Table.grid(padding=(0, 1), expand=True)
     table.add_column(no_wrap=True)
     table.add_column(no_wrap=True)
     table.add_column(ratio=1)
     for lab in session.rubric.labels:
         table.add_row(
-            Text(f" {lab.key} ", style="bold reverse"),
-            Text(lab.name, style="bold"),
-            " ".join(lab.definition.split()),
+            Text(f" {inert(lab.key)} ", style="bold reverse"),
+            Text(inert(lab.name), style="bold"),
+            Text(" ".join(inert(lab.definition).split())),
         )
     return table

@@ -24,6 +24,7 @@ from functools import cached_property
 import numpy as np
 
 from tiap.errors import TiapError
+from tiap.limits import MAX_K, show_number
 
 MeasureFn = Callable[["RankedRelevance", int], np.ndarray]
 
@@ -170,17 +171,25 @@ def get_family(name: str) -> MeasureFamily:
     return MEASURES[key]
 
 
+_CUTOFF_RE = re.compile(r"[+-]?[0-9]+")
+_CUTOFF_DIGITS = 1000
 _MEASURE_RE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:@\s*(\S+))?\s*$")
 
 
 def parse_k(text: str) -> int:
-    """A cut-off: a positive integer."""
-    try:
-        k = int(text.strip())
-    except ValueError:
-        raise TiapError(f"cut-off '{text.strip()}' is not an integer") from None
+    """A cut-off: an integer from 1 to :data:`tiap.limits.MAX_K`."""
+    digits = text.strip()
+    if not _CUTOFF_RE.fullmatch(digits):
+        raise TiapError(f"cut-off {show_number(digits[:40])} is not an integer")
+    if len(digits) > _CUTOFF_DIGITS:  # beyond Python's int-from-text limit: surely too large
+        k = 0 if digits.startswith("-") else MAX_K + 1
+    else:
+        k = int(digits)
     if k < 1:
-        raise TiapError(f"cut-off {k} must be at least 1")
+        raise TiapError(f"cut-off {show_number(k)} must be at least 1")
+    if k > MAX_K:
+        shown = digits if len(digits) <= 40 else digits[:40] + "..."
+        raise TiapError(f"cut-off {shown} must be at most {MAX_K:,}")
     return k
 
 
@@ -203,7 +212,7 @@ def parse_measure(text: str) -> Measure:
 
 
 def parse_measures(
-    spec: str | Sequence[str] | None = None, ks: Iterable[int] = DEFAULT_KS
+    spec: str | Sequence[str] | None = None, ks: str | Iterable[int] = DEFAULT_KS
 ) -> tuple[Measure, ...]:
     """Measures from ``"ndcg,recall@60,p"``: a bare family expands to every cut-off in ``ks``.
 

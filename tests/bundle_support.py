@@ -1,4 +1,4 @@
-"""Small bundle builders for the rescoring tests (hand-made and random)."""
+"""Small bundle builders for tests of rescoring and extraction (hand-made and random)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,79 @@
+"""The audit's steps for relevance annotations (``mode="qrels"``, the LMEB
+procedure): draw qrels pairs from the source into the workspace; the rest of the
+procedure (validation subset, panel, human spot checks, gate, every drawn pair,
+final report) is the audit's own, run on those pairs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from tiap.audit.figures import QrelsCasesFigures, StepFigures
+from tiap.audit.steps import StepName, StepStatus
+from tiap.errors import TiapError
+
+if TYPE_CHECKING:
+    from tiap.agreement.models import AgreementReport
+    from tiap.audit.settings import AuditSettings
+    from tiap.audit.state import AuditState
+    from tiap.cases import Workspace
+    from tiap.cases.qrels_source import QrelsSource
+
+
+class QrelsSteps:
+    """The qrels step of the audit (a part of :class:`tiap.audit.pipeline._Audit`,
+    which provides the settings, the state and the step records)."""
+
+    s: AuditSettings
+    state: AuditState
+
+    def ran(
+        self, name: StepName, status: StepStatus, detail: str, figures: StepFigures | None
+    ) -> None:
+        raise NotImplementedError
+
+    def found_done(self, name: StepName, why: str) -> None:
+        raise NotImplementedError
+
+    def qrels_cases(self, ws: Workspace, source: QrelsSource) -> None:
+        """Draw the pairs (idempotent: the same source and settings draw the same
+        pairs, which are then found already drawn)."""
+        from tiap.cases.from_qrels import from_qrels
+
+        s = self.s
+        try:
+            report = from_qrels(
+                source,
+                ws,
+                per_dataset=s.per_dataset,
+                seed=s.seed,
+                negatives=s.negatives,
+                run=s.run,
+                subset=s.qrels_subset,
+            )
+        except TiapError as exc:
+            if f"subset '{s.qrels_subset}' exists" not in str(exc):
+                raise
+            raise TiapError(
+                f"{ws.path}: its qrels pairs (subset '{s.qrels_subset}') were drawn from "
+                "another source or with other settings; an audit keeps its pairs once "
+                "drawn: use another --out (or --db)"
+            ) from None
+        detail = f"{report.cases} pairs from {len(report.datasets)} dataset(s)"
+        negatives = sum(c.negatives for c in report.datasets.values())
+        if negatives:
+            detail += f" ({negatives} negatives from run {report.run})"
+        before = self.state.steps.get(StepName.EXTRACT)
+        earlier = before.figures if before is not None else None
+        if report.subset_status == "unchanged" and isinstance(earlier, QrelsCasesFigures):
+            self.found_done(StepName.EXTRACT, f"{detail}, already drawn")
+        else:
+            self.ran(StepName.EXTRACT, "done", detail, QrelsCasesFigures(report=report))
+
+
+def final_detail(report: AgreementReport) -> str:
+    """The final step's line: its cases, and each dataset's verdict on qrels pairs."""
+    q = report.qrels
+    if q is None:
+        return f"{report.n_cases} cases"
+    verdicts = "; ".join(f"{name}: {g.verdict}" for name, g in q.by_dataset.items())
+    return f"{report.n_cases} pairs; {verdicts}"

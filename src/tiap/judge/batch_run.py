@@ -1,0 +1,492 @@
+"""One judge through its provider's batch API: submit, poll, store; resumable.
+
+1. **Submit.** The judge's pending groups (one line per distinct request) are
+   claimed into submissions of at most the provider's per-batch requests and
+   bytes, as many as the budget takes (each line's worst case at the batch
+   price). A submission, its lines and its pairs are recorded in the same
+   transaction that claims them, *before* anything is sent: from then on they
+   belong to it. Then the file is uploaded (its id recorded), the batch created
+   (its id recorded). A run killed between the two finds the batch again by its
+   input file (``list batches``) instead of creating a second one.
+2. **Poll.** Every open submission of the judge under the rubric, this run's and
+   earlier runs', is polled (one run at a time polls a batch) until it is over;
+   with ``wait=False`` once.
+3. **Store.** A finished batch's output and error files are read and each line
+   stored exactly like a direct call's reply (same cache key, parsing, invalid
+   reasons; cost at the batch price). A failed line whose failure a direct call
+   would not retry (a 400, say) is stored as an invalid judgment, like a direct
+   call's. **Everything the batch did not answer** (an expired or cancelled
+   batch's lines, lines failed with a retryable status, malformed lines, lines
+   missing from both files) **is called again directly, in the same run.**
+   A submission that cannot be made at all (the upload or the creation is
+   refused) is given up and its pairs are called directly too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections import defaultdict, deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tiap.cases.run_models import BatchPair, BatchRequest, ProviderBatch, RequestState
+from tiap.cases.store import now_iso
+from tiap.judge.batch_api import (
+    TERMINAL,
+    BatchClient,
+    BatchLimits,
+    LineResult,
+    batch_line,
+    limits_for,
+    line_failure,
+    outcome_from_body,
+    parse_results,
+)
+from tiap.judge.call import CallOutcome
+from tiap.judge.direct import DirectJudge, RunContext, pairs_in
+from tiap.judge.failures import classify
+from tiap.judge.outcomes import Rater
+from tiap.judge.plan import Group, JudgePlan, Pair
+from tiap.judge.pricing import Price, batch_price, table_batch_price, table_price
+from tiap.judge.reporting import report_batch
+from tiap.judge.request import canonical_json, estimate_tokens, full_request
+from tiap.judge.summary import BatchReport
+from tiap.rubric import Reason
+
+#: batch lines stored per transaction.
+STORE_CHUNK = 200
+#: failures of a batch creation after which the batch may exist all the same.
+_UNCERTAIN = frozenset({Reason.TIMEOUT, Reason.CONNECTION_ERROR, Reason.SERVER_ERROR})
+
+
+@dataclass(frozen=True)
+class BatchOptions:
+    """How ``--batch`` runs: wait for the batches (polling every ``poll_s``
+    seconds) or submit and return; ``limits`` overrides the provider's."""
+
+    wait: bool = True
+    poll_s: float = 30.0
+    limits: BatchLimits | None = None
+
+
+def batch_report(sub: ProviderBatch) -> BatchReport:
+    return BatchReport(
+        submission=sub.id or 0,
+        batch_id=sub.batch_id,
+        judge=sub.rater,
+        model=sub.model,
+        state=sub.state,
+        provider_status=sub.provider_status,
+        requests=sub.requests,
+        pairs=sub.pairs,
+        completed=sub.completed,
+        failed=sub.failed,
+        answered=sub.answered,
+        retried=sub.retried,
+        cost_usd=sub.cost_usd,
+        note=sub.note,
+        created_at=sub.created_at,
+        closed_at=sub.closed_at,
+    )
+
+
+class BatchJudge:
+    """One judge's requests through its provider's batch API (module docstring)."""
+
+    def __init__(
+        self, ctx: RunContext, jp: JudgePlan, provider: str, options: BatchOptions
+    ) -> None:
+        self.ctx = ctx
+        self.jp = jp
+        self.provider = provider
+        self.options = options
+        self.limits = options.limits or limits_for(provider)
+        self.tally = ctx.tallies[jp.judge.name]
+        self.rater = ctx.rater(jp)
+        self.claimer = ctx.claimer(jp)
+        self.price: Price | None = batch_price(jp.judge)
+        self.client = BatchClient(
+            provider, jp.judge.model, jp.judge.api_base, ctx.keys.get(jp.judge.name)
+        )
+        self.rubric_hash = ctx.plan.rubric.content_hash
+        self.leftover: list[Group] = []
+        self.touched: set[int] = set()
+        self.stopped_by_budget = False
+
+    # ----------------------------------------------------------------- submit
+
+    def _worst(self, group: Group) -> float:
+        if self.price is None:
+            return 0.0
+        return self.price.cost(group.pairs[0].est_input_upper, self.ctx.plan.panel.max_tokens)
+
+    def _request(self, group: Group) -> dict[str, Any]:
+        return full_request(self.jp.settings, group.messages)
+
+    def _next_chunk(self, groups: deque[Group]) -> tuple[list[Group], dict[str, int]]:
+        """The next groups that fit one batch, and each one's line size."""
+        chunk: list[Group] = []
+        sizes: dict[str, int] = {}
+        total = 0
+        while groups and len(chunk) < self.limits.max_requests:
+            line = len(batch_line(groups[0].request_hash, self._request(groups[0])))
+            if line > self.limits.max_bytes:  # too large for any batch: called directly
+                self.leftover.append(groups.popleft())
+                continue
+            if total + line > self.limits.max_bytes:
+                break
+            group = groups.popleft()
+            chunk.append(group)
+            sizes[group.request_hash] = line
+            total += line
+        return chunk, sizes
+
+    def _record(self, claimed: Sequence[Group], reserved: float, size: int) -> int:
+        ctx, judge = self.ctx, self.jp.judge
+        stamp, now = now_iso(), time.time()
+        submission = ProviderBatch(
+            state="prepared",
+            rater=judge.name,
+            model=judge.model,
+            api_base=judge.api_base,
+            provider=self.provider,
+            panel=ctx.plan.panel.name,
+            rubric_id=ctx.plan.rubric.id,
+            rubric_hash=self.rubric_hash,
+            settings_hash=self.jp.settings_hash,
+            label_epoch=ctx.plan.label_epoch,
+            requests=len(claimed),
+            pairs=pairs_in(claimed),
+            bytes=size,
+            reserved_usd=reserved,
+            submitted_by=ctx.owner,
+            poller=ctx.owner,
+            poll_expires_at=now + ctx.lease_s,
+            created_at=stamp,
+            updated_at=stamp,
+        )
+        requests = [
+            BatchRequest(
+                submission=0,
+                custom_id=g.request_hash,
+                request_hash=g.request_hash,
+                request_json=canonical_json(self._request(g)),
+            )
+            for g in claimed
+        ]
+        pairs = [
+            BatchPair(submission=0, case_id=c, request_hash=g.request_hash)
+            for g in claimed
+            for c in g.case_ids
+        ]
+        return ctx.ws.record_submission(submission, requests, pairs)
+
+    def submit(self) -> None:
+        """Claim the judge's pending groups into recorded submissions."""
+        groups = deque(self.jp.groups)
+        ctx, name = self.ctx, self.jp.judge.name
+        while groups:
+            try:
+                chunk, sizes = self._next_chunk(groups)
+            except Exception as exc:  # litellm cannot write the request for this provider
+                failure = classify(exc, ctx.secrets)
+                self.tally.route_note = (
+                    f"its requests cannot be batch lines ({failure.message}): called directly"
+                )
+                self.leftover.extend(groups)
+                return
+            if not chunk:
+                continue
+            with ctx.ws.transaction():
+                claim = self.claimer.claim(chunk, self._worst, lease=False)
+                if claim.claimed:
+                    size = sum(sizes[g.request_hash] for g in claim.claimed)
+                    sub_id = self._record(claim.claimed, sum(claim.reserved.values()), size)
+                    self.touched.add(sub_id)
+            if claim.claimed:
+                self.tally.batches_submitted += 1
+                self.tally.batch_requests += len(claim.claimed)
+            self.tally.done_elsewhere += claim.done
+            self.tally.held_elsewhere += pairs_in(claim.held)
+            if claim.cached:
+                stored = ctx.recorder.record_cached(
+                    self.rater,
+                    [(g.request_hash, g.case_ids, r) for g, r in claim.cached],
+                    ctx.plan.label_epoch,
+                )
+                self.tally.cache_hits += len(stored.labels)
+                ctx.count(self.tally, stored.labels)
+            ctx.reporter.advance(
+                name, claim.done + pairs_in(claim.held) + pairs_in([g for g, _ in claim.cached])
+            )
+            if claim.unfunded:
+                self.stopped_by_budget = True
+                self.tally.not_started += pairs_in(claim.unfunded) + pairs_in(groups)
+                break
+
+    # ------------------------------------------------------------------- send
+
+    def _give_up(self, sub: ProviderBatch, why: str) -> None:
+        """A submission the provider never took: its pairs are free, called directly."""
+        ws = self.ctx.ws
+        with ws.transaction():
+            ws.update_submission(sub.id or 0, state="abandoned", note=why, closed_at=now_iso())
+            if sub.submitted_by == self.ctx.owner:
+                self.ctx.ledger.release(sub.reserved_usd)
+        self.tally.route_note = f"a batch could not be submitted ({why}): called directly"
+        self.leftover.extend(self._groups(sub, ws.submission_requests(sub.id or 0)))
+
+    async def send(self, sub: ProviderBatch) -> None:
+        """Upload and create a recorded submission (resuming where a run stopped)."""
+        ws, sub_id = self.ctx.ws, sub.id or 0
+        state = sub.state
+        try:
+            if state == "prepared":
+                data = b"".join(
+                    batch_line(r.custom_id, json.loads(r.request_json or "{}"))
+                    for r in ws.submission_requests(sub_id)
+                )
+                file_id = await self.client.upload(f"tiap-batch-{sub_id}.jsonl", data)
+                ws.update_submission(sub_id, state="uploaded", input_file_id=file_id)
+                sub = ws.submission(sub_id)
+                state = "uploaded"
+            if state == "creating":
+                found = await self.client.find(sub.input_file_id or "")
+                if found is not None:
+                    ws.update_submission(
+                        sub_id, state="submitted", batch_id=found.id, provider_status=found.status
+                    )
+                    return
+            ws.update_submission(sub_id, state="creating")
+            state = "creating"
+            made = await self.client.create(
+                sub.input_file_id or "", {"tiap_submission": str(sub_id)}
+            )
+            ws.update_submission(
+                sub_id, state="submitted", batch_id=made.id, provider_status=made.status
+            )
+        except Exception as exc:
+            failure = classify(exc, self.ctx.secrets)
+            if state == "creating" and failure.reason in _UNCERTAIN:
+                found = None
+                try:
+                    found = await self.client.find(sub.input_file_id or "")
+                except Exception:  # unknown: leave it 'creating'; the next run looks again
+                    self.tally.route_note = (
+                        f"batch {sub_id}: creation unconfirmed ({failure.reason})"
+                    )
+                    return
+                if found is not None:
+                    ws.update_submission(
+                        sub_id, state="submitted", batch_id=found.id, provider_status=found.status
+                    )
+                    return
+            self._give_up(ws.submission(sub_id), f"{failure.reason}: {failure.message}")
+
+    # ------------------------------------------------------------------- poll
+
+    def _mine(self) -> list[ProviderBatch]:
+        """Open submissions of the judge under the rubric that this run may poll."""
+        ws, now = self.ctx.ws, time.time()
+        subs = ws.submissions(
+            rater=self.jp.judge.name, rubric_hash=self.rubric_hash, open_only=True
+        )
+        expires = now + self.ctx.lease_s
+        return [s for s in subs if ws.take_poll(s.id or 0, self.ctx.owner, expires, now)]
+
+    async def poll(self) -> None:
+        """Send what is unsent, poll what runs, store what finished (once unless waiting)."""
+        while True:
+            mine = self._mine()
+            for sub in mine:
+                self.touched.add(sub.id or 0)
+                if sub.state in ("prepared", "uploaded", "creating"):
+                    await self.send(sub)
+            running = []
+            for sub in self._mine():
+                if sub.state != "submitted" or sub.batch_id is None:
+                    continue
+                try:
+                    finished = await self._poll_one(sub)
+                except Exception as exc:  # the provider did not answer: try again later
+                    failure = classify(exc, self.ctx.secrets)
+                    if failure.fatal:
+                        self.tally.error = f"{failure.reason}: {failure.message}"
+                        return
+                    self.ctx.ws.update_submission(
+                        sub.id or 0, note=f"last poll failed: {failure.reason}: {failure.message}"
+                    )
+                    finished = False
+                if not finished:
+                    running.append(sub)
+            if not running or not self.options.wait or self.tally.error is not None:
+                return
+            await asyncio.sleep(self.options.poll_s)
+
+    async def _poll_one(self, sub: ProviderBatch) -> bool:
+        """Retrieve a batch, record its status; store it when it is over (True)."""
+        batch = await self.client.retrieve(sub.batch_id or "")
+        counts = getattr(batch, "request_counts", None)
+        done = int(getattr(counts, "completed", 0) or 0)
+        failed = int(getattr(counts, "failed", 0) or 0)
+        self.ctx.ws.update_submission(
+            sub.id or 0, provider_status=batch.status, completed=done, failed=failed
+        )
+        text = f"{self.jp.judge.name} {sub.batch_id} {batch.status}"
+        report_batch(self.ctx.reporter, f"batch-{sub.id}", text, done + failed, sub.requests)
+        if batch.status not in TERMINAL:
+            return False
+        await self.ingest(self.ctx.ws.submission(sub.id or 0), batch)
+        return True
+
+    # ------------------------------------------------------------------ store
+
+    def _groups(self, sub: ProviderBatch, requests: Sequence[BatchRequest]) -> list[Group]:
+        """Groups to call directly for a submission's unanswered lines (only when
+        the submission was made with the judge's current settings)."""
+        if sub.settings_hash != self.jp.settings_hash:
+            return []
+        wanted = {r.request_hash: r for r in requests}
+        planned = {(p.case.case_id, p.request_hash): p for p in self.jp.pairs}
+        by_hash: dict[str, list[Pair]] = defaultdict(list)
+        for bp in self.ctx.ws.submission_pairs(sub.id or 0):
+            request = wanted.get(bp.request_hash)
+            if request is None:
+                continue
+            pair = planned.get((bp.case_id, bp.request_hash))
+            if pair is None:
+                messages = json.loads(request.request_json or "{}").get("messages") or []
+                typical, upper = estimate_tokens(messages)
+                pair = Pair(self.ctx.ws.case(bp.case_id), messages, bp.request_hash, typical, upper)
+            by_hash[bp.request_hash].append(pair)
+        return [Group(h, pairs) for h, pairs in by_hash.items()]
+
+    def _outcome(self, result: LineResult | None) -> CallOutcome | None:
+        """The outcome a line stands for, or None when it is to be called again."""
+        if result is None:
+            return None
+        if result.body is not None:
+            return outcome_from_body(
+                result.body,
+                result.custom_id,
+                max_reply_bytes=self.ctx.plan.panel.max_reply_bytes,
+            )
+        if result.status is not None:
+            failure = line_failure(result, self.ctx.secrets)
+            return None if failure.retryable else CallOutcome(failure=failure, attempts=1)
+        return None  # not run: expired, cancelled
+
+    def _cost(self, price: Price | None, outcome: CallOutcome) -> float | None:
+        if price is None or outcome.input_tokens is None or outcome.output_tokens is None:
+            return None
+        return price.cost(outcome.input_tokens, outcome.output_tokens)
+
+    async def ingest(self, sub: ProviderBatch, batch: Any) -> None:
+        """Store a finished batch's results; what it did not answer is called directly."""
+        ctx, ws, sub_id, tally = self.ctx, self.ctx.ws, sub.id or 0, self.tally
+        blobs = [
+            await self.client.content(fid)
+            for fid in (
+                getattr(batch, "output_file_id", None),
+                getattr(batch, "error_file_id", None),
+            )
+            if fid
+        ]
+        results, malformed = parse_results(*blobs)
+        pending = [r for r in ws.submission_requests(sub_id) if r.state == "pending"]
+        cases: dict[str, list[str]] = defaultdict(list)
+        for bp in ws.submission_pairs(sub_id):
+            cases[bp.request_hash].append(bp.case_id)
+        rater = Rater(sub.rater, sub.model, sub.api_base, sub.panel, sub.settings_hash)
+        price = self.price
+        if sub.model != self.jp.judge.model:  # submitted when the judge had another model
+            price = table_batch_price(sub.model) or table_price(sub.model)
+        retry: list[BatchRequest] = []
+        cost_total = 0.0
+        for i in range(0, len(pending), STORE_CHUNK):
+            states: dict[str, RequestState] = {}
+            with ws.transaction():
+                for request in pending[i : i + STORE_CHUNK]:
+                    outcome = self._outcome(results.get(request.custom_id))
+                    if outcome is None:
+                        states[request.custom_id] = "retry"
+                        retry.append(request)
+                        continue
+                    cost = self._cost(price, outcome)
+                    self._store(rater, request, cases[request.request_hash], outcome, cost, sub)
+                    cost_total += cost or 0.0
+                    states[request.custom_id] = "answered" if outcome.ok else "failed"
+                ws.mark_requests(sub_id, states)
+        with ws.transaction():
+            if sub.submitted_by == ctx.owner:
+                ctx.ledger.release(sub.reserved_usd)
+            note = f"{malformed} malformed output lines" if malformed else None
+            answered = len(pending) - len(retry)
+            ws.update_submission(
+                sub_id,
+                state="closed",
+                closed_at=now_iso(),
+                provider_status=batch.status,
+                output_file_id=getattr(batch, "output_file_id", None),
+                error_file_id=getattr(batch, "error_file_id", None),
+                answered=sub.answered + answered,
+                retried=sub.retried + len(retry),
+                cost_usd=(sub.cost_usd or 0.0) + cost_total,
+                note=note,
+            )
+        tally.batch_retried += len(retry)
+        self.leftover.extend(self._groups(sub, retry))
+
+    def _store(
+        self,
+        rater: Rater,
+        request: BatchRequest,
+        case_ids: list[str],
+        outcome: CallOutcome,
+        cost: float | None,
+        sub: ProviderBatch,
+    ) -> None:
+        ctx, tally = self.ctx, self.tally
+        failure = outcome.failure
+        if failure is not None and failure.fatal and tally.error is None:
+            tally.error = f"{failure.reason}: {failure.message}"
+        stored = ctx.recorder.record(
+            rater,
+            request_hash=request.request_hash,
+            request=json.loads(request.request_json or "{}"),
+            case_ids=case_ids,
+            outcome=outcome,
+            cost=cost,
+            epoch=sub.label_epoch,
+            reserved=0.0,
+            settle=True,
+            release=False,
+        )
+        tally.calls += 1
+        tally.batch_answered += 1
+        tally.input_tokens += outcome.input_tokens or 0
+        tally.output_tokens += outcome.output_tokens or 0
+        if cost is None:
+            tally.cost_unknown += 1
+        else:
+            tally.cost_usd += cost
+        tally.deduplicated += max(0, len(stored.labels) - 1)
+        tally.done_elsewhere += stored.skipped
+        ctx.count(tally, stored.labels)
+        ctx.reporter.advance(self.jp.judge.name, len(case_ids))
+
+    # -------------------------------------------------------------------- run
+
+    async def run(self) -> None:
+        self.tally.route = "batch"
+        self.submit()
+        await self.poll()
+        if self.leftover and self.tally.error is None:
+            direct = DirectJudge(self.ctx, self.jp, self.leftover)
+            await direct.run()
+            self.stopped_by_budget = self.stopped_by_budget or direct.stopped_by_budget
+        for sub_id in sorted(self.touched):
+            self.ctx.batches.append(batch_report(self.ctx.ws.submission(sub_id)))
