@@ -27,8 +27,10 @@ Where a call's CPU goes on the direct route (measured on this two-core machine,
 +-25 %): about 0.2 ms in aiohttp (request, response parsing, connection pool),
 0.03 ms in the route itself (the body is litellm's template with the messages
 put in, serialised once; the reply read into the same record litellm gives),
-about 0.25 ms in the runner and its SQLite rows (request, response and label
-committed together), the rest in the event loop. The loopback server, in its
+about 0.4 ms in the runner and its SQLite rows (request, response, label, the
+budget ledger and the pair's lease settled in one transaction, with a look-up
+for a label another run stored meanwhile; claims of 64 groups at a time), the
+rest in the event loop. The loopback server, in its
 own process, takes about 0.2 ms per call. At 10,000 calls in the ideal 6.25 s
 the client has 1.2 ms per call of one core... of two cores shared with the
 server; the direct route needs about half of that. On the litellm route one
@@ -36,8 +38,10 @@ server; the direct route needs about half of that. On the litellm route one
 mapping, model-info and cost lookups, logging objects, a thread-pool hop), the
 openai SDK and httpx under it a few more: about 5-12 ms per call, which kept
 wall/ideal at 4-10 in one process. Worker processes (one per core) used to
-spread that CPU (wall/ideal about 11 -> 5); the direct route meets the goal in
-one process, and they are gone.
+spread that CPU (wall/ideal about 11 -> 5); they are gone: the direct route in
+one process does better (about 1.3 with one call and label row per transaction,
+about 1.7 since the leases and the shared budget ledger are written with each
+call: the client's CPU per call, about 0.75 ms, is then what sets the pace).
 
 Run: ``python benchmarks/judge_throughput.py`` (``--cases 200`` for a quick look).
 The last line printed is one JSON object: ``{"wall_over_ideal": r,
