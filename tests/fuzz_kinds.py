@@ -466,7 +466,7 @@ def panel_variants() -> list[Variant]:
     return out
 
 
-#: panel settings the judge call path is to bound (finite, at most a stated maximum).
+#: panel settings that must be finite and at most a stated maximum (tiap.limits).
 PANEL_RANGES = [
     ("timeout_s", "inf"),
     ("timeout_s", "1e300"),

@@ -211,7 +211,7 @@ def test_audit_settings_check_every_number(
         (["audit", "{b}", "--out", "{o}", "--panel", "offline", "--seed", "-1"], "--seed must"),
         (["audit", "{b}", "--out", "{o}", "--panel", "offline", "--k", "0"], "--k must be at"),
         (["audit", "{b}", "--out", "{o}", "--panel", "offline", "--max-cost", "nan"], "finite"),
-        (["judge", "run", "--db", "{w}", "--panel", "offline", "--workers", "-1"], "--workers"),
+        (["judge", "run", "--db", "{w}", "--panel", "offline", "--lease", "0"], "--lease must"),
         (["traces", "build", "locomo", "x.json", "--out", "{o}", "-k", "0"], "--k must be at"),
         (["cases", "sample", "--db", "{w}", "--n", "many"], "Invalid value for '--n'"),
         (["frobnicate"], "No such command 'frobnicate'"),

@@ -147,16 +147,22 @@ def describe_toml_error(exc: ValueError) -> tuple[str, int | None]:
     return msg, line
 
 
-def parse_toml(text: str, origin: str | Path, model: type[M], *, what: str | None = None) -> M:
-    """TOML text validated with ``model``; errors name ``origin`` (and the TOML line
-    when known). ``what`` names the kind of file in validation errors ("invalid panel: ...")."""
+def load_toml(text: str, origin: str | Path) -> dict[str, Any]:
+    """TOML text as data; a malformed file is an error naming ``origin`` (and the
+    TOML line when known)."""
     try:
-        data = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         msg, line = describe_toml_error(exc)
         raise InputError(origin, f"malformed TOML ({msg})", line) from None
     except RecursionError:
         raise InputError(origin, "malformed TOML (nested too deeply)") from None
+
+
+def parse_toml(text: str, origin: str | Path, model: type[M], *, what: str | None = None) -> M:
+    """TOML text validated with ``model``; errors name ``origin`` (and the TOML line
+    when known). ``what`` names the kind of file in validation errors ("invalid panel: ...")."""
+    data = load_toml(text, origin)
     try:
         return model.model_validate(data)
     except ValidationError as exc:

@@ -36,8 +36,16 @@ SEED_LIMIT = 2**63
 MAX_CASES = 1_000_000
 #: the largest budget in US dollars (``--max-cost``).
 MAX_COST_USD = 1_000_000.0
-#: the most worker processes of a judge run (``--workers``).
-MAX_WORKERS = 64
+#: the most calls of one judge in flight at once (a panel's ``concurrency``).
+MAX_CONCURRENCY = 1024
+#: the most attempts of one call (a panel's ``max_attempts``).
+MAX_ATTEMPTS = 50
+#: the longest reply a panel keeps (``max_reply_bytes``: 16 MiB).
+MAX_REPLY_BYTES = 16 * 1024 * 1024
+#: the largest ``max_tokens`` of a panel.
+MAX_TOKENS = 1_000_000
+#: the longest ``timeout_s``, backoff and ``retry_after_max_s`` of a panel (one day).
+MAX_SECONDS = 86_400.0
 #: the largest character cap of a text (``--max-chars``; 0 means no cap).
 MAX_TEXT_CHARS = 100_000_000
 
@@ -45,13 +53,17 @@ MAX_TEXT_CHARS = 100_000_000
 _SHOWN_BITS = 200
 
 __all__ = [
+    "MAX_ATTEMPTS",
     "MAX_CASES",
+    "MAX_CONCURRENCY",
     "MAX_COST_USD",
     "MAX_K",
+    "MAX_REPLY_BYTES",
     "MAX_RESAMPLES",
     "MAX_RESCORE_RESAMPLES",
+    "MAX_SECONDS",
     "MAX_TEXT_CHARS",
-    "MAX_WORKERS",
+    "MAX_TOKENS",
     "SEED_LIMIT",
     "LimitError",
     "check_cases",

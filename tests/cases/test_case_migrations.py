@@ -157,6 +157,30 @@ def _expect_6(before: sqlite3.Connection, after: sqlite3.Connection) -> None:
     after.execute("DELETE FROM cases WHERE case_id = 'q-1'")
 
 
+def _expect_7(before: sqlite3.Connection, after: sqlite3.Connection) -> None:
+    # the rows of the fill have no reason: kept as they were (checked by the caller);
+    # a judge's "code: detail" reason of an earlier tiap becomes the code and a note
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    migrate(conn, target=6)
+    fill(conn)
+    conn.execute(
+        "INSERT INTO labels (case_id, rater, rater_kind, label, reason, note, created_at) "
+        "VALUES ('c2', 'judge-a', 'judge', NULL, 'label_outside_rubric: maybe so', NULL, 't3'), "
+        "('c2', 'judge-b', 'judge', NULL, 'not_json', NULL, 't4'), "
+        "('c2', 'ann', 'human', NULL, 'retracted', 'misclick: again', 't5')"
+    )
+    migrate(conn, target=7)
+    rows = conn.execute(
+        "SELECT rater, reason, note FROM labels WHERE case_id = 'c2' ORDER BY id"
+    ).fetchall()
+    assert rows == [
+        ("judge-a", "label_outside_rubric", "maybe so"),
+        ("judge-b", "not_json", None),
+        ("ann", "retracted", "misclick: again"),
+    ]
+    conn.close()
+
+
 EXPECT: dict[int, Callable[[sqlite3.Connection, sqlite3.Connection], None]] = {
     1: _expect_1,
     2: _expect_2,
@@ -164,6 +188,7 @@ EXPECT: dict[int, Callable[[sqlite3.Connection, sqlite3.Connection], None]] = {
     4: _expect_4,
     5: _expect_5,
     6: _expect_6,
+    7: _expect_7,
 }
 
 

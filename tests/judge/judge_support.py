@@ -64,6 +64,7 @@ def panel_toml(
     prices: tuple[float, float] | None = None,
     extra: str = "",
     name: str = "loop",
+    route: str | None = None,
 ) -> str:
     """A panel TOML whose judges call the loopback server."""
     lines = [
@@ -85,6 +86,8 @@ def panel_toml(
             f'api_key_env = "{KEY_ENV}"',
             f"concurrency = {concurrency}",
         ]
+        if route is not None:
+            lines.append(f'route = "{route}"')
         if prices is not None:
             lines += [f"input_cost_per_mtok = {prices[0]}", f"output_cost_per_mtok = {prices[1]}"]
     return "\n".join(lines) + "\n"

@@ -15,7 +15,16 @@ from judge_support import KEY_ENV, execute, make_case, rows
 from run_support import model_and_question
 
 from support.batch_server import BatchServer
-from support.loopback import Script, garbage, label_reply, question_key, reply, reset, status
+from support.loopback import (
+    Script,
+    garbage,
+    label_reply,
+    large_reply,
+    question_key,
+    reply,
+    reset,
+    status,
+)
 from tiap.cases import Workspace
 from tiap.cli import main
 from tiap.judge import load_panel, plan_run, run_panel
@@ -156,6 +165,64 @@ def test_each_batch_judge_gets_one_batch_and_results_are_stored_like_direct_call
         ("b", "closed", "completed", n),
     ]
     assert not summary.incomplete
+
+
+#: what the server answers case i with: each reply the rows must read alike.
+ODD_REPLIES = [
+    reply('{"label": "maybe", "rationale": "r"}'),
+    large_reply(20_000),
+    large_reply(20_000, label_first=True),
+    reply("there is no JSON here"),
+    label_reply("partial", rationale="z" * 3000),
+]
+
+
+def test_batch_lines_are_parsed_like_direct_replies_reason_codes_and_reply_cap(
+    make_workspace, batch_panel, tmp_path: Path, key_env
+) -> None:
+    n = len(ODD_REPLIES)
+    db = make_workspace(n)
+    models = {"a": "openai/m-a", "c": "openai/m-c"}
+    script = Script(default=lambda body: ODD_REPLIES[number(body)])
+    with BatchServer(script, key=model_and_question) as server:
+        path = batch_panel(server.url, models, direct=("c",))
+        text = path.read_text().replace("timeout_s = 5", "timeout_s = 5\nmax_reply_bytes = 8192")
+        path.write_text(text)
+        with Workspace(db) as ws:
+            summary = run_panel(ws, load_panel(path), load_rubric(), subset="val", batch=FAST)
+        assert server.batch_creations == {"m-a": 1}
+    assert {t.judge: t.route for t in summary.judges} == {"a": "batch", "c": "direct"}
+    got = {
+        (case, rater): (label, reason, note, rationale, raw)
+        for case, rater, label, reason, note, rationale, raw in rows(
+            db, "SELECT case_id, rater, label, reason, note, rationale, raw FROM labels"
+        )
+    }
+    assert len(got) == 2 * n
+    # the batch judge's rows are the direct judge's, field for field
+    for i in range(n):
+        assert got[(f"c{i:04d}", "a")] == got[(f"c{i:04d}", "c")], i
+    rows_c = [got[(f"c{i:04d}", "c")] for i in range(n)]
+    assert rows_c[0][:3] == (None, "label_outside_rubric", "maybe")
+    cut = "cut to its first 8,192 bytes (max_reply_bytes), kept with its call"
+    assert rows_c[1][:2] == (None, "reply_too_large")
+    assert cut in (rows_c[1][2] or "")
+    assert rows_c[1][4] is None  # the one bounded copy is the call's
+    assert rows_c[2][:2] == ("supports", None)
+    assert cut in (rows_c[2][2] or "")
+    assert rows_c[3][:3] == (None, "not_json", None)
+    assert rows_c[4][:2] == ("partial", None)
+    assert rows_c[4][3] == "z" * 2000 + "…"
+    # both calls of a cut reply keep it cut, and say so
+    for model in models.values():
+        responses = [
+            json.loads(r)
+            for (r,) in rows(db, "SELECT response_json FROM model_calls WHERE model = ?", (model,))
+        ]
+        cut_records = [r for r in responses if r.get("truncated")]
+        assert len(cut_records) == 2, model
+        assert all(len(r["content"].encode()) <= 8192 for r in cut_records)
+        assert all(r["reply_bytes"] > 20_000 for r in cut_records)
 
 
 def test_batches_keep_to_the_per_batch_request_and_byte_limits(

@@ -19,6 +19,9 @@ from tiap.cases import Workspace
 from tiap.judge import load_panel, run_panel
 from tiap.rubric import load_rubric
 
+#: the two routes a call can take (``route`` in the panel).
+ROUTES = ["openai", "litellm"]
+
 
 def labels_by_case(db: Path) -> dict[str, tuple[str | None, str]]:
     return {
@@ -97,17 +100,17 @@ def test_editing_the_rubric_changes_the_cache_key(
     assert rows(db, "SELECT COUNT(*) FROM model_calls")[0][0] == 6
 
 
-@pytest.mark.parametrize("workers", [0, 2], ids=["in-process", "2-worker-processes"])
+@pytest.mark.parametrize("route", ROUTES)
 def test_api_key_never_reaches_the_workspace(
-    make_workspace, write_panel, key_env, tmp_path: Path, workers: int
+    make_workspace, write_panel, key_env, tmp_path: Path, route: str
 ) -> None:
     db = make_workspace(4)
     # the provider even echoes the key in its reply text
     script = Script(default=label_reply("supports", rationale=f"saw key {SECRET}"))
     with LoopbackServer(script) as server:
-        panel = load_panel(write_panel(server.url))
+        panel = load_panel(write_panel(server.url, route=route))
         with Workspace(db) as ws:
-            run_panel(ws, panel, load_rubric(), subset="val", workers=workers)
+            run_panel(ws, panel, load_rubric(), subset="val")
         assert len(server.requests) == 4
         assert all(r.authorization == f"Bearer {SECRET}" for r in server.requests)
     files = [f for f in tmp_path.iterdir() if f.name.startswith("ws.db")]
@@ -167,12 +170,10 @@ class SlowRun:
     that a process-group SIGINT reaches it as a terminal's Ctrl-C would), for a
     panel (file or built-in name) whose judges may call a slow loopback ``server``."""
 
-    def __init__(
-        self, db: Path, panel: Path | str, workers: int, server: LoopbackServer | None = None
-    ) -> None:
+    def __init__(self, db: Path, panel: Path | str, server: LoopbackServer | None = None) -> None:
         self.db, self.server = db, server
         self.args = [*TIAP, "judge", "run", "--db", str(db), "--panel", str(panel)]
-        self.args += ["--subset", "val", "--no-progress", "--workers", str(workers)]
+        self.args += ["--subset", "val", "--no-progress"]
         self.marker = uuid.uuid4().hex
         self.env = tiap_env()
         self.env[KEY_ENV] = SECRET
@@ -248,22 +249,21 @@ class SlowRun:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("workers", [0, 2], ids=["in-process", "2-worker-processes"])
+@pytest.mark.parametrize("route", ROUTES)
 def test_sigkill_mid_run_then_resume_completes_without_repeats(
-    make_workspace, write_panel, key_env, workers: int
+    make_workspace, write_panel, key_env, route: str
 ) -> None:
     n = 16
     db = make_workspace(n)
     with LoopbackServer(delay_s=0.4, key=model_and_question) as server:
-        panel = write_panel(server.url, judges=("a", "b"), model=MODELS, concurrency=2)
-        run = SlowRun(db, panel, workers, server)
+        panel = write_panel(server.url, judges=("a", "b"), model=MODELS, concurrency=2, route=route)
+        run = SlowRun(db, panel, server)
         run.wait_for_labels(6)
-        if workers:
-            assert len(run.processes()) == 1 + workers
+        # the run is one process: its calls are made where its rows are written
+        assert len(run.processes()) == 1
         os.kill(run.proc.pid, signal.SIGKILL)
         run.proc.wait()
         assert run.proc.returncode == -signal.SIGKILL
-        # worker processes notice their parent is gone (stdin closed) and exit
         done_before = run.check_stopped()
         assert 6 <= len(done_before) < 2 * n
         seen_before = server.count
@@ -275,15 +275,15 @@ def test_sigkill_mid_run_then_resume_completes_without_repeats(
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("workers", [0, 2], ids=["in-process", "2-worker-processes"])
+@pytest.mark.parametrize("route", ROUTES)
 def test_ctrl_c_mid_run_exits_130_then_resume_completes_without_repeats(
-    make_workspace, write_panel, key_env, workers: int
+    make_workspace, write_panel, key_env, route: str
 ) -> None:
     n = 12
     db = make_workspace(n)
     with LoopbackServer(delay_s=0.4, key=model_and_question) as server:
-        panel = write_panel(server.url, judges=("a", "b"), model=MODELS, concurrency=2)
-        run = SlowRun(db, panel, workers, server)
+        panel = write_panel(server.url, judges=("a", "b"), model=MODELS, concurrency=2, route=route)
+        run = SlowRun(db, panel, server)
         run.wait_for_labels(4)
         err = run.ctrl_c()
         assert run.proc.returncode == 130, err
@@ -302,7 +302,7 @@ def test_ctrl_c_mid_run_exits_130_then_resume_completes_without_repeats(
 def test_ctrl_c_with_in_process_offline_judges_prints_only_the_line(make_workspace) -> None:
     # The offline judges are a litellm CustomLLM: on Ctrl-C litellm leaves coroutines it
     # never awaits, which Python would report as RuntimeWarnings, one per call in flight.
-    run = SlowRun(make_workspace(1000), "offline", workers=0)
+    run = SlowRun(make_workspace(1000), "offline")
     run.wait_for_labels(50)
     err = run.ctrl_c()
     assert run.proc.returncode == 130, err  # 5,000 calls: far from done after 50

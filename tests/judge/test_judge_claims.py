@@ -4,16 +4,18 @@ taken over; the budget is one ledger; identical requests are sent once."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 from judge_support import execute, make_case, rows
 from run_support import TiapProcess, model_and_question, wait_for
 
-from support.loopback import LoopbackServer
+from support.loopback import Behaviour, LoopbackServer, SeenRequest
 from tiap.cases import Workspace
 from tiap.cli import main
 from tiap.judge import load_panel, plan_run, run_panel
@@ -21,6 +23,24 @@ from tiap.rubric import load_rubric
 
 MODELS = {"a": "openai/judge-a", "b": "openai/judge-b"}
 PRICES = (1000.0, 1000.0)  # $0.001 per token in and out
+
+
+class LedgerGate(LoopbackServer):
+    """Holds every reply until ``runs`` runs have a row in the workspace's budget
+    ledger (at most ``wait_s``): runs that start together then overlap, however
+    fast the first one's calls would be."""
+
+    def __init__(self, db: Path, runs: int, wait_s: float = 30.0, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.db, self.runs, self.wait_s = db, runs, wait_s
+
+    async def _respond(self, request: Any, seen: SeenRequest, behaviour: Behaviour) -> Any:
+        deadline = time.monotonic() + self.wait_s
+        while time.monotonic() < deadline:
+            if rows(self.db, "SELECT COUNT(*) FROM budget_ledger")[0][0] >= self.runs:
+                break
+            await asyncio.sleep(0.02)
+        return await super()._respond(request, seen, behaviour)
 
 
 def judge_run(db: Path, panel: Path, *extra: str) -> TiapProcess:
@@ -70,8 +90,8 @@ def test_two_runs_at_once_split_the_work_and_ask_nothing_twice(
 def test_two_runs_share_one_budget(make_workspace, write_panel, key_env) -> None:
     n = 30
     db = make_workspace(n)
-    budget = 2.0  # a fraction of what every pair would cost (about $0.2 each)
-    with LoopbackServer(delay_s=0.2, key=model_and_question) as server:
+    budget = 2.0  # a fraction of what every pair would cost (about $0.5 each)
+    with LedgerGate(db, runs=2, delay_s=0.2, key=model_and_question) as server:
         panel = write_panel(
             server.url, model="openai/priced", prices=PRICES, max_tokens=50, concurrency=2
         )

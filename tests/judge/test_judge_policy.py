@@ -11,7 +11,13 @@ import pytest
 
 from tiap.errors import TiapError
 from tiap.judge import builtin_panels, load_panel
-from tiap.judge.failures import classify, retry_after_s, scrub
+from tiap.judge.failures import (
+    MalformedReply,
+    ProviderStatusError,
+    classify,
+    retry_after_s,
+    scrub,
+)
 from tiap.judge.panel import JudgeSpec, Panel
 from tiap.judge.pricing import judge_price, table_price
 from tiap.judge.request import (
@@ -21,7 +27,7 @@ from tiap.judge.request import (
     litellm_kwargs,
     request_hash,
 )
-from tiap.rubric import load_rubric, render_messages
+from tiap.rubric import Reason, load_rubric, render_messages
 
 
 def test_builtin_panels() -> None:
@@ -104,12 +110,88 @@ class FakeError(Exception):
         self.litellm_response_headers = headers
 
 
-class APIConnectionError(Exception):
-    """Named like litellm's: classified by its class name."""
-
-
 class Timeout(Exception):
-    pass
+    """Named like litellm's timeout, but not one: names are never read."""
+
+
+def _raised_while_handling(outer_factory, inner: BaseException) -> BaseException:
+    """``outer`` raised while ``inner`` was being handled (as litellm wraps errors)."""
+    try:
+        try:
+            raise inner
+        except BaseException:
+            raise outer_factory() from None
+    except BaseException as exc:
+        exc.__context__ = inner
+        return exc
+
+
+def _library_errors() -> list[tuple[BaseException, str, bool, bool]]:
+    """Real exceptions of litellm, the openai SDK, httpx and aiohttp, as a call raises them."""
+    import aiohttp
+    import httpx
+    import litellm
+    import openai
+
+    request = httpx.Request("POST", "http://127.0.0.1/v1/chat/completions")
+    response = httpx.Response(429, request=request)
+    return [
+        (litellm.Timeout("timed out", model="m", llm_provider="openai"), "timeout", True, False),
+        (openai.APITimeoutError(request=request), "timeout", True, False),
+        (httpx.ReadTimeout("slow", request=request), "timeout", True, False),
+        (aiohttp.ServerTimeoutError("slow"), "timeout", True, False),
+        (
+            litellm.RateLimitError("slow down", llm_provider="openai", model="m"),
+            "rate_limited",
+            True,
+            False,
+        ),
+        (
+            openai.RateLimitError("slow down", response=response, body=None),
+            "rate_limited",
+            True,
+            False,
+        ),
+        (
+            litellm.APIConnectionError("refused", llm_provider="openai", model="m"),
+            "connection_error",
+            True,
+            False,
+        ),
+        # the openai route reports a reset as a 500 raised while handling the SDK's
+        # connection error: its type decides, not its status or its message
+        (
+            _raised_while_handling(
+                lambda: litellm.InternalServerError(
+                    "Connection error.", llm_provider="openai", model="m"
+                ),
+                openai.APIConnectionError(request=request),
+            ),
+            "connection_error",
+            True,
+            False,
+        ),
+        (aiohttp.ServerDisconnectedError(), "connection_error", True, False),
+        (ConnectionResetError(), "connection_error", True, False),
+        (
+            litellm.ContentPolicyViolationError("no", model="m", llm_provider="openai"),
+            "content_filter",
+            False,
+            False,
+        ),
+        (
+            _raised_while_handling(
+                lambda: litellm.APIError(200, "bad body", llm_provider="x", model="m"),
+                json.JSONDecodeError("Expecting value", "{x", 1),
+            ),
+            "server_error",
+            True,
+            False,
+        ),
+        (MalformedReply("no choices"), "server_error", True, False),
+        (ProviderStatusError(429, "HTTP 429", {}), "rate_limited", True, False),
+        (ProviderStatusError(404, "HTTP 404", {}), "not_found", False, True),
+    ]
 
 
 @pytest.mark.parametrize(
@@ -120,21 +202,28 @@ class Timeout(Exception):
         (FakeError(502), "server_error", True, False),
         (FakeError(503), "server_error", True, False),
         (FakeError(408), "timeout", True, False),
-        (Timeout("read timed out"), "timeout", True, False),
         (TimeoutError(), "timeout", True, False),
-        (APIConnectionError("refused"), "connection_error", True, False),
-        (FakeError(500, text="Connection error."), "connection_error", True, False),
         (FakeError(400), "bad_request", False, False),
         (FakeError(422), "bad_request", False, False),
         (FakeError(401), "auth_error", False, True),
         (FakeError(403), "auth_error", False, True),
         (FakeError(404), "not_found", False, True),
         (ValueError("odd"), "error", False, False),
+        # neither a class name nor a message text decides
+        (Timeout("read timed out"), "error", False, False),
+        (FakeError(500, text="Connection error."), "server_error", True, False),
     ],
 )
 def test_classify(exc: BaseException, reason: str, retryable: bool, fatal: bool) -> None:
     f = classify(exc)
     assert (f.reason, f.retryable, f.fatal) == (reason, retryable, fatal)
+    assert isinstance(f.reason, Reason)
+
+
+def test_classify_by_the_libraries_exception_types() -> None:
+    for exc, reason, retryable, fatal in _library_errors():
+        f = classify(exc)
+        assert (f.reason, f.retryable, f.fatal) == (reason, retryable, fatal), repr(exc)
 
 
 def test_retry_after_seconds_ms_and_http_date() -> None:

@@ -9,7 +9,9 @@ a tool for exercising the judge path end to end without a network or a key:
 
 Behaviours (:class:`Behaviour`): a valid reply (optionally after a delay), an
 HTTP error status (optionally with ``Retry-After``), a connection reset, a body
-that is not JSON, or any reply text (a label outside the rubric, a refusal...).
+that is not JSON, any reply text (a label outside the rubric, a refusal, a reply
+of several megabytes...), or a valid reply whose body trickles in a few bytes at
+a time (``drip``). Every request is recorded with its body's bytes as received.
 A :class:`Script` hands out behaviours per *case key* (the ``<question>`` block of
 the user message by default) and falls back to a default reply.
 
@@ -45,7 +47,9 @@ class Behaviour:
     ``kind`` is one of ``reply`` (200 with ``content`` as the assistant message),
     ``status`` (HTTP ``status`` with a JSON error body, ``Retry-After`` when
     ``retry_after`` is set), ``reset`` (close the connection without a reply),
-    ``garbage`` (200 whose body is not JSON). ``delay_s`` is waited first.
+    ``garbage`` (200 whose body is not JSON), ``drip`` (the reply of ``reply``,
+    its body sent ``chunk`` bytes every ``every_s`` seconds). ``delay_s`` is
+    waited first.
     """
 
     kind: str = "reply"
@@ -56,6 +60,9 @@ class Behaviour:
     message: str = "error"
     #: a provider-reported cost in ``usage.cost`` (as OpenRouter sends it).
     cost: float | None = None
+    #: ``drip``: bytes per write and seconds between writes.
+    chunk: int = 10
+    every_s: float = 0.5
 
 
 def reply(content: str, delay_s: float = 0.0) -> Behaviour:
@@ -86,6 +93,22 @@ def slow(delay_s: float, content: str | None = None) -> Behaviour:
     return Behaviour(kind="reply", content=content, delay_s=delay_s)
 
 
+def drip(content: str | None = None, chunk: int = 10, every_s: float = 0.5) -> Behaviour:
+    """A valid reply whose body arrives ``chunk`` bytes every ``every_s`` seconds."""
+    return Behaviour(kind="drip", content=content, chunk=chunk, every_s=every_s)
+
+
+def large_reply(size: int, label: str = "supports", label_first: bool = False) -> Behaviour:
+    """A reply of about ``size`` bytes of text: a judgment whose rationale is huge
+    (the label after it), or, with ``label_first``, a short judgment and then
+    ``size`` bytes of padding."""
+    if label_first:
+        content = json.dumps({"label": label, "rationale": "short"}) + " " + "x" * size
+    else:
+        content = json.dumps({"rationale": "y" * size, "label": label})
+    return Behaviour(kind="reply", content=content)
+
+
 @dataclass
 class SeenRequest:
     """One request as the server saw it."""
@@ -95,6 +118,9 @@ class SeenRequest:
     body: dict[str, Any]
     authorization: str | None
     time: float
+    #: the request body's bytes as received.
+    raw: bytes = b""
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 def question_key(body: dict[str, Any]) -> str:
@@ -179,6 +205,23 @@ def _reply(request: Any, seen: SeenRequest, behaviour: Behaviour) -> Any:
     return web.json_response(completion(seen, behaviour))
 
 
+async def _drip(request: Any, seen: SeenRequest, behaviour: Behaviour) -> Any:
+    from aiohttp import web
+
+    body = json.dumps(completion(seen, behaviour)).encode()
+    response = web.StreamResponse(headers={"Content-Type": "application/json"})
+    response.content_length = len(body)
+    await response.prepare(request)
+    try:
+        for start in range(0, len(body), behaviour.chunk):
+            await response.write(body[start : start + behaviour.chunk])
+            await asyncio.sleep(behaviour.every_s)
+        await response.write_eof()
+    except (ConnectionError, RuntimeError):  # the client gave up: nobody to send to
+        pass
+    return response
+
+
 def _status(request: Any, seen: SeenRequest, behaviour: Behaviour) -> Any:
     from aiohttp import web
 
@@ -208,6 +251,7 @@ _RESPONDERS: dict[str, Callable[[Any, SeenRequest, Behaviour], Any]] = {
     "status": _status,
     "reset": _reset,
     "garbage": _garbage,
+    "drip": _drip,
 }
 
 
@@ -226,8 +270,12 @@ class LoopbackServer:
         host: str = "127.0.0.1",
         port: int = 0,
         key: Callable[[dict[str, Any]], str] = question_key,
+        record: bool = True,
     ) -> None:
         self.script = script or Script()
+        #: keep every request (its body and headers); else only count them.
+        self.record = record
+        self.served = 0
         self.delay_s = delay_s
         self.host = host
         self.port = port
@@ -257,30 +305,36 @@ class LoopbackServer:
     @property
     def count(self) -> int:
         with self._lock:
-            return len(self.requests)
+            return len(self.requests) if self.record else self.served
 
     def reset_log(self) -> None:
         with self._lock:
             self.requests.clear()
+            self.served = 0
             self.max_in_flight = self.in_flight
 
     async def _handle(self, request: Any) -> Any:
         from aiohttp import web
 
+        raw = await request.read()
         try:
-            body = await request.json()
+            body = json.loads(raw)
         except ValueError:
             return web.json_response({"error": {"message": "request body is not JSON"}}, status=400)
         key = self.key(body)
         with self._lock:
             seen = SeenRequest(
-                index=len(self.requests),
+                index=len(self.requests) if self.record else self.served,
                 key=key,
                 body=body,
                 authorization=request.headers.get("Authorization"),
                 time=time.monotonic(),
+                raw=raw,
+                headers=dict(request.headers) if self.record else {},
             )
-            self.requests.append(seen)
+            self.served += 1
+            if self.record:
+                self.requests.append(seen)
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
@@ -293,7 +347,8 @@ class LoopbackServer:
         delay = behaviour.delay_s or self.delay_s
         if delay:
             await asyncio.sleep(delay)
-        return _RESPONDERS[behaviour.kind](request, seen, behaviour)
+        response = _RESPONDERS[behaviour.kind](request, seen, behaviour)
+        return await response if asyncio.iscoroutine(response) else response
 
     # --------------------------------------------------------------- lifecycle
 
@@ -361,7 +416,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--label", default="supports", help="the label every reply carries")
     args = parser.parse_args(argv)
     server = LoopbackServer(
-        Script(default=label_reply(args.label)), delay_s=args.delay, port=args.port
+        Script(default=label_reply(args.label)), delay_s=args.delay, port=args.port, record=False
     )
     server.start()
     print(f"READY {server.url}", flush=True)

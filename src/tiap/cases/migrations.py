@@ -333,3 +333,16 @@ def case_kinds(conn: sqlite3.Connection) -> None:
             "CREATE INDEX cases_kind ON cases(kind, dataset)",
         ),
     )
+
+
+@migration(7, "labels.reason: a code only, its detail in labels.note")
+def labels_reason_codes(conn: sqlite3.Connection) -> None:
+    # An earlier tiap wrote a judge's out-of-rubric label as one string,
+    # "label_outside_rubric: <label>"; the reason is now a closed set of codes and
+    # the label given is the row's note (judge rows had no note of their own).
+    conn.execute(
+        "UPDATE labels SET "
+        "note = COALESCE(note, trim(substr(reason, instr(reason, ':') + 1))), "
+        "reason = substr(reason, 1, instr(reason, ':') - 1) "
+        "WHERE rater_kind = 'judge' AND reason LIKE 'label_outside_rubric:%'"
+    )

@@ -238,12 +238,6 @@ def run(
     retry_failed: bool = typer.Option(
         False, "--retry-failed", help="Call again where the last judgment failed in transport."
     ),
-    workers: int | None = typer.Option(
-        None,
-        "--workers",
-        help="Processes making provider calls (0: this one). Default: one per core "
-        "(at most 4) for runs of 2,000+ calls with 64+ in flight at once, else 0.",
-    ),
     batch: bool = typer.Option(
         False,
         "--batch",
@@ -283,15 +277,13 @@ def run(
     from tiap.judge import load_panel, plan_run
     from tiap.judge.batch_run import BatchOptions
     from tiap.judge.progress import run_with_progress
-    from tiap.limits import MAX_WORKERS, check_cost, check_float, check_int
+    from tiap.limits import check_cost, check_float
     from tiap.rubric import load_rubric
 
     if max_cost is not None:
         check_cost("--max-cost", max_cost)
     check_float("--poll-interval", poll_interval, minimum=0.01, maximum=86_400.0)
     check_float("--lease", lease, minimum=0.1, maximum=86_400.0)
-    if workers is not None:
-        check_int("--workers", workers, minimum=0, maximum=MAX_WORKERS)
     if no_wait and not batch:
         raise TiapError("--no-wait goes with --batch")
     options = BatchOptions(wait=not no_wait, poll_s=poll_interval) if batch else None
@@ -326,7 +318,6 @@ def run(
                     ws,
                     plan,
                     max_cost=max_cost,
-                    workers=workers,
                     progress=not no_progress,
                     reporter=lines if wanted(no_progress) else None,
                     batch=options,

@@ -13,7 +13,8 @@ Vertex AI, Bedrock, Mistral, vLLM and xAI; every call honours the judge's
 A line's ``custom_id`` is the request hash (the cache key) and its body is what
 litellm would send for a direct call (``litellm.utils.get_optional_params``
 maps the settings for the provider), so a result is parsed and stored exactly
-like a direct call's reply.
+like a direct call's reply: the same record, cut at the panel's ``max_reply_bytes``,
+the same reason codes.
 """
 
 from __future__ import annotations
@@ -23,9 +24,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tiap.judge.call import CallOutcome, litellm_module, litellm_session, response_record
+from tiap.judge.call import (
+    CallOutcome,
+    litellm_module,
+    litellm_session,
+    response_record,
+    take_record,
+)
 from tiap.judge.failures import Failure, classify
 from tiap.judge.panel import JudgeSpec
+from tiap.judge.routes.reply import bounded
 
 #: litellm providers whose batch API tiap uses (litellm's batch providers).
 BATCH_PROVIDERS = frozenset(
@@ -191,9 +199,12 @@ def _completion_shape(body: Mapping[str, Any]) -> bool:
     )
 
 
-def outcome_from_body(body: Mapping[str, Any], custom_id: str) -> CallOutcome | None:
+def outcome_from_body(
+    body: Mapping[str, Any], custom_id: str, *, max_reply_bytes: int
+) -> CallOutcome | None:
     """A direct call's outcome from a batch line's chat completion (None when the
-    body is not one)."""
+    body is not one): the record litellm's route keeps, bounded the same way (a
+    text past ``max_reply_bytes`` cut, and marked so)."""
     if not _completion_shape(body):
         return None
     litellm = litellm_module()
@@ -201,15 +212,8 @@ def outcome_from_body(body: Mapping[str, Any], custom_id: str) -> CallOutcome | 
         resp = litellm.ModelResponse(**{"id": f"batch-{custom_id[:16]}", **body})
     except Exception:
         return None
-    record = response_record(resp)
-    usage = record["usage"]
-    return CallOutcome(
-        content=record["content"],
-        response=record,
-        attempts=1,
-        input_tokens=usage["prompt_tokens"],
-        output_tokens=usage["completion_tokens"],
-    )
+    record = bounded(response_record(resp), max_reply_bytes)
+    return take_record(CallOutcome(attempts=1), record)
 
 
 class LineError(Exception):

@@ -54,11 +54,12 @@ from tiap.judge.pricing import Price, batch_price, table_batch_price, table_pric
 from tiap.judge.reporting import report_batch
 from tiap.judge.request import canonical_json, estimate_tokens, full_request
 from tiap.judge.summary import BatchReport
+from tiap.rubric import Reason
 
 #: batch lines stored per transaction.
 STORE_CHUNK = 200
 #: failures of a batch creation after which the batch may exist all the same.
-_UNCERTAIN = frozenset({"timeout", "connection_error", "server_error"})
+_UNCERTAIN = frozenset({Reason.TIMEOUT, Reason.CONNECTION_ERROR, Reason.SERVER_ERROR})
 
 
 @dataclass(frozen=True)
@@ -368,7 +369,11 @@ class BatchJudge:
         if result is None:
             return None
         if result.body is not None:
-            return outcome_from_body(result.body, result.custom_id)
+            return outcome_from_body(
+                result.body,
+                result.custom_id,
+                max_reply_bytes=self.ctx.plan.panel.max_reply_bytes,
+            )
         if result.status is not None:
             failure = line_failure(result, self.ctx.secrets)
             return None if failure.retryable else CallOutcome(failure=failure, attempts=1)

@@ -1,120 +1,55 @@
-"""One model call through litellm, with tiap's retry policy.
+"""One model call, on its judge's route, with tiap's retry policy.
 
-litellm is imported here, lazily, the first time a model is called (never by
-``tiap --help``, ``--dry-run`` or a re-run answered from the cache). Set
-``LITELLM_LOCAL_MODEL_COST_MAP=True`` in the environment before that (the
-``tiap`` command does) or litellm fetches its model-cost map from the network
-at import. litellm is called with ``max_retries=0`` and its own cache off (per
-call); retries are done here with tenacity: exponential backoff with jitter,
-``Retry-After`` honoured, and only for rate limits, server errors, timeouts and
-connection errors.
+:func:`call_model` makes one logical call: up to ``max_attempts`` attempts, each
+with one deadline (``timeout_s``: connecting, sending, the reply's headers and
+body), on the judge's route (:mod:`tiap.judge.panel`): the direct OpenAI-protocol
+route (:mod:`tiap.judge.routes.openai_http`) or litellm
+(:mod:`tiap.judge.routes.litellm_route`). Both send the same request, read the
+reply into the same record, bound it the same way (``max_reply_bytes``) and fail
+with the same exceptions' classification (:mod:`tiap.judge.failures`). Retries
+are tiap's on both: only rate limits, server errors, timeouts and connection
+errors, after the server's ``Retry-After`` (at most ``retry_after_max_s``) or an
+exponential backoff with jitter (``backoff_initial_s * 2**(n-1)`` plus up to
+``backoff_initial_s``, at most ``backoff_max_s``); litellm's and the SDK's own
+retries are off.
 
-What litellm needs from its globals for tiap's calls (tiap's offline provider
-registered, its debug prints off, its logger quiet) is set only while calls run,
-by :func:`litellm_session`, and restored afterwards: a caller's litellm set-up
-is as it was once tiap is done.
+:func:`call_session` is what a run opens around its calls: litellm set up for
+tiap (:func:`litellm_session`) and the direct route's pooled HTTP clients.
 """
 
 from __future__ import annotations
 
-import importlib
-import logging
-import os
-import sys
-import threading
+import asyncio
+import random
 import time
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import ExitStack, contextmanager
+from collections.abc import AsyncIterator, Callable, Iterable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
-from tiap import runtime
 from tiap.judge.failures import Failure, classify, retry_after_s
-from tiap.judge.panel import Panel
+from tiap.judge.panel import JudgeSpec, Panel, Route, judge_for
+from tiap.judge.pricing import Price, cost_policy, judge_price
+from tiap.judge.routes import litellm_route, openai_http
+from tiap.judge.routes.litellm_route import (
+    NO_LITELLM_CACHE,
+    litellm_module,
+    litellm_session,
+    response_record,
+)
+from tiap.judge.routes.reply import Reply
 
-#: per-call options that keep litellm's own cache out of every call (tiap has its own).
-NO_LITELLM_CACHE: dict[str, Any] = {"caching": False, "cache": {"no-cache": True, "no-store": True}}
-
-
-#: litellm's tokenizer module: its import sets ``TIKTOKEN_CACHE_DIR`` in the environment.
-_TOKENIZER_MODULE = "litellm.litellm_core_utils.default_encoding"
-_import_lock = threading.Lock()
-
-
-def litellm_module() -> Any:
-    """litellm, imported on first use. Inside :func:`tiap.runtime.tuned` the
-    objects its import leaves are frozen out of the cyclic GC (see there)."""
-    import litellm
-
-    _load_tokenizer()
-    runtime.long_lived("litellm")
-    return litellm
-
-
-def _load_tokenizer() -> None:
-    """Load litellm's default tokenizer now, as it would on its first call, and put
-    back the environment variable its import sets (``TIKTOKEN_CACHE_DIR``): litellm
-    needs it only while that import reads the tokenizer file it ships."""
-    with _import_lock:
-        if _TOKENIZER_MODULE in sys.modules:
-            return
-        before = os.environ.get("TIKTOKEN_CACHE_DIR")
-        try:
-            importlib.import_module(_TOKENIZER_MODULE)
-        finally:
-            if before is None:
-                os.environ.pop("TIKTOKEN_CACHE_DIR", None)
-            else:
-                os.environ["TIKTOKEN_CACHE_DIR"] = before
-
-
-class _Session:
-    """How many :func:`litellm_session` blocks are open, and what they replaced."""
-
-    lock = threading.Lock()
-    depth = 0
-    stack: ExitStack | None = None
-
-
-@contextmanager
-def _quiet(litellm: Any) -> Iterator[None]:
-    # litellm's own warnings (e.g. its logging worker changing event loop) are noise
-    # here: tiap reports every failure itself, with secrets scrubbed. Its debug
-    # prints on every exception go to stdout.
-    logger = logging.getLogger("LiteLLM")
-    level, suppress = logger.level, litellm.suppress_debug_info
-    logger.setLevel(logging.ERROR)
-    litellm.suppress_debug_info = True
-    try:
-        yield
-    finally:
-        litellm.suppress_debug_info = suppress
-        logger.setLevel(level)
-
-
-@contextmanager
-def litellm_session() -> Iterator[Any]:
-    """litellm, set up for tiap's calls while the block runs: the offline judges'
-    provider registered, debug prints suppressed, its logger at ERROR. Blocks
-    nest (also across threads); the outermost one restores what it changed."""
-    from tiap.judge import offline
-
-    litellm = litellm_module()
-    with _Session.lock:
-        if _Session.depth == 0:
-            stack = ExitStack()
-            stack.enter_context(_quiet(litellm))
-            stack.enter_context(offline.registered(litellm))
-            _Session.stack = stack
-        _Session.depth += 1
-    try:
-        yield litellm
-    finally:
-        with _Session.lock:
-            _Session.depth -= 1
-            if _Session.depth == 0 and _Session.stack is not None:
-                stack, _Session.stack = _Session.stack, None
-                stack.close()
+__all__ = [
+    "NO_LITELLM_CACHE",
+    "CallOutcome",
+    "call_model",
+    "call_session",
+    "litellm_module",
+    "litellm_session",
+    "response_record",
+    "take_record",
+]
 
 
 @dataclass
@@ -129,57 +64,55 @@ class CallOutcome:
     cost_usd: float | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
+    #: the route the call took (``openai``: direct; ``litellm``).
+    route: Route = "litellm"
+    #: the reply was longer than ``max_reply_bytes``: ``content`` is its first part.
+    truncated: bool = False
+    #: the reply's full size in bytes when it was cut and the route read it all.
+    reply_bytes: int | None = None
 
     @property
     def ok(self) -> bool:
         return self.failure is None
 
 
-def _message_field(message: Any, name: str) -> Any:
-    value = getattr(message, name, None)
-    if value is None and isinstance(message, dict):
-        value = message.get(name)
-    return value
+def backoff_s(panel: Panel, attempt: int) -> float:
+    """The wait after failed attempt ``attempt`` (1-based) without a Retry-After."""
+    jitter = random.uniform(0.0, panel.backoff_initial_s)
+    exponent = min(attempt - 1, 64)
+    return min(panel.backoff_max_s, panel.backoff_initial_s * 2.0**exponent + jitter)
 
 
-def response_record(resp: Any) -> dict[str, Any]:
-    """The part of a litellm response tiap stores (and answers re-runs from)."""
-    choice = resp.choices[0] if getattr(resp, "choices", None) else None
-    message = getattr(choice, "message", None)
-    content = _message_field(message, "content")
-    usage = getattr(resp, "usage", None)
-    record: dict[str, Any] = {
-        "id": getattr(resp, "id", None),
-        "model": getattr(resp, "model", None),
-        "content": content if isinstance(content, str) else None,
-        "finish_reason": getattr(choice, "finish_reason", None),
-        "usage": {
-            "prompt_tokens": getattr(usage, "prompt_tokens", None),
-            "completion_tokens": getattr(usage, "completion_tokens", None),
-        },
-    }
-    refusal = _message_field(message, "refusal")
-    if isinstance(refusal, str) and refusal:
-        record["refusal"] = refusal
-    return record
+@lru_cache(maxsize=256)
+def _pricing(model: str, cin: float | None, cout: float | None) -> tuple[bool, Price | None]:
+    """(whether tiap gives litellm the judge's prices, the judge's price)."""
+    judge = JudgeSpec(name="price", model=model, input_cost_per_mtok=cin, output_cost_per_mtok=cout)
+    return bool(cost_policy(judge).litellm_kwargs), judge_price(judge)
 
 
-def _wait(panel: Panel) -> Callable[[Any], float]:
-    """Tenacity wait: the server's Retry-After when given, else exponential + jitter."""
-    from tenacity import wait_exponential_jitter
+def _direct_cost(judge: JudgeSpec, reply: Reply) -> float | None:
+    """The direct route's cost, as litellm would figure it: the provider's stated
+    charge unless tiap sets the judge's prices, else the price (the panel's, else
+    litellm's table: looked up once per judge) times the tokens."""
+    priced, price = _pricing(judge.model, judge.input_cost_per_mtok, judge.output_cost_per_mtok)
+    if reply.cost_usd is not None and not priced:
+        return reply.cost_usd
+    usage = reply.record.get("usage") or {}
+    pin, pout = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    if price is None or not isinstance(pin, int) or not isinstance(pout, int):
+        return None
+    return price.cost(pin, pout)
 
-    backoff = wait_exponential_jitter(
-        multiplier=panel.backoff_initial_s, max=panel.backoff_max_s, jitter=panel.backoff_initial_s
-    )
 
-    def wait(retry_state: Any) -> float:
-        exc = retry_state.outcome.exception() if retry_state.outcome else None
-        after = retry_after_s(exc) if exc is not None else None
-        if after is not None:
-            return min(after, panel.retry_after_max_s)
-        return float(backoff(retry_state))
-
-    return wait
+def _route(panel: Panel, kwargs: dict[str, Any], judge: JudgeSpec | None) -> Any:
+    """The attempt function for this call's route, and the route's name."""
+    if judge is None:
+        judge = judge_for(panel, kwargs.get("model", ""), kwargs.get("api_base"))
+    if judge is not None and judge.resolved_route == "openai":
+        point = openai_http.endpoint(kwargs, judge)
+        if point is not None:
+            return judge, point
+    return judge, None
 
 
 async def call_model(
@@ -189,53 +122,77 @@ async def call_model(
     api_key: str | None,
     secrets: Iterable[str],
     on_retry: Callable[[Failure, float], None] | None = None,
+    judge: JudgeSpec | None = None,
 ) -> CallOutcome:
-    """Call the model with retries; never raises for a failed call (see ``failure``)."""
-    from tenacity import AsyncRetrying, RetryError, retry_if_exception, stop_after_attempt
+    """Call the model with retries; never raises for a failed call (see ``failure``).
 
+    ``kwargs`` are litellm's (:func:`tiap.judge.request.litellm_kwargs`); the judge
+    (for its route) is the panel's judge of that model and api_base unless given."""
     secrets = tuple(secrets)
-    call_kwargs = dict(kwargs)
-    call_kwargs.update(NO_LITELLM_CACHE)
-    if api_key is not None:
-        call_kwargs["api_key"] = api_key
     outcome = CallOutcome()
-
-    def retryable(exc: BaseException) -> bool:
-        return classify(exc, secrets).retryable
-
-    def before_sleep(retry_state: Any) -> None:
-        if on_retry is not None and retry_state.outcome is not None:
-            exc = retry_state.outcome.exception()
-            sleep = retry_state.next_action.sleep if retry_state.next_action else 0.0
-            on_retry(classify(exc, secrets), float(sleep))
-
-    retrying = AsyncRetrying(
-        retry=retry_if_exception(retryable),
-        stop=stop_after_attempt(panel.max_attempts),
-        wait=_wait(panel),
-        before_sleep=before_sleep,
-        reraise=True,
-    )
     start = time.perf_counter()
-    with litellm_session() as litellm:
+    judge, point = _route(panel, kwargs, judge)
+    timeout_s, cap = panel.timeout_s, panel.max_reply_bytes
+
+    async def once() -> Reply:
+        if point is not None and judge is not None:
+            return await openai_http.attempt(
+                kwargs, point, judge, api_key=api_key, timeout_s=timeout_s, max_reply_bytes=cap
+            )
+        with litellm_session():
+            return await litellm_route.attempt(
+                kwargs, api_key=api_key, timeout_s=timeout_s, max_reply_bytes=cap
+            )
+
+    reply: Reply | None = None
+    while reply is None:
+        outcome.attempts += 1
         try:
-            async for attempt in retrying:
-                with attempt:
-                    outcome.attempts += 1
-                    resp = await litellm.acompletion(**call_kwargs)
-        except RetryError as exc:  # pragma: no cover - reraise=True re-raises the last error
-            outcome.failure = classify(exc.last_attempt.exception() or exc, secrets)
-        except Exception as exc:
-            outcome.failure = classify(exc, secrets)
+            reply = await once()
+            break
+        except Exception as exc:  # classified; CancelledError and KeyboardInterrupt pass
+            failure = classify(exc, secrets)
+            after = retry_after_s(exc) if failure.retryable else None
+        if not failure.retryable or outcome.attempts >= panel.max_attempts:
+            outcome.failure = failure
+            break
+        sleep = min(after, panel.retry_after_max_s) if after is not None else None
+        sleep = backoff_s(panel, outcome.attempts) if sleep is None else sleep
+        if on_retry is not None:
+            on_retry(failure, sleep)
+        await asyncio.sleep(sleep)
     outcome.latency_ms = (time.perf_counter() - start) * 1000.0
-    if outcome.failure is not None:
+    outcome.route = "openai" if point is not None else "litellm"
+    if reply is None:
         return outcome
-    record = response_record(resp)
-    outcome.response = record
-    outcome.content = record["content"]
-    outcome.input_tokens = record["usage"]["prompt_tokens"]
-    outcome.output_tokens = record["usage"]["completion_tokens"]
-    hidden = getattr(resp, "_hidden_params", None) or {}
-    cost = hidden.get("response_cost") if isinstance(hidden, dict) else None
-    outcome.cost_usd = float(cost) if isinstance(cost, int | float) else None
+    take_record(outcome, reply.record)
+    if point is not None and judge is not None:
+        outcome.cost_usd = _direct_cost(judge, reply)
+    else:
+        outcome.cost_usd = reply.cost_usd
     return outcome
+
+
+def take_record(outcome: CallOutcome, record: dict[str, Any]) -> CallOutcome:
+    """``outcome`` with what a reply's record (:mod:`tiap.judge.routes.reply`, already
+    bounded) says: the stored response, its text, whether it was cut, its tokens. The
+    same for a direct call on either route and a provider batch's line."""
+    outcome.response = record
+    content = record.get("content")
+    outcome.content = content if isinstance(content, str) else None
+    outcome.truncated = bool(record.get("truncated"))
+    size = record.get("reply_bytes")
+    outcome.reply_bytes = size if isinstance(size, int) else None
+    usage = record.get("usage") or {}
+    outcome.input_tokens = usage.get("prompt_tokens")
+    outcome.output_tokens = usage.get("completion_tokens")
+    return outcome
+
+
+@asynccontextmanager
+async def call_session() -> AsyncIterator[None]:
+    """Around a run's calls: litellm set up for tiap and the direct route's pooled
+    HTTP clients (closed at the end)."""
+    with litellm_session():
+        async with openai_http.http_clients():
+            yield

@@ -4,11 +4,12 @@ each stored as soon as it returns.
 A judge works through its groups (pairs that send one request; one call each):
 it claims the next batch of them (:class:`~tiap.judge.claims.Claimer`), calls the
 claimed ones at most :class:`~tiap.judge.limiter.AdaptiveLimit` at a time, and
-claims again when its queue runs dry. Groups another run holds are tried once
-more after the judge's own work is done (that run may have finished, or
-released them); what is still held then is left to it. The judge stops when the
-budget takes no more and none of its calls is in flight, or after a fatal
-(authentication, not-found) error.
+claims again when its queue runs dry; each call takes its judge's route
+(:func:`tiap.judge.call.call_model`: direct OpenAI-protocol HTTP or litellm).
+Groups another run holds are tried once more after the judge's own work is done
+(that run may have finished, or released them); what is still held then is left
+to it. The judge stops when the budget takes no more and none of its calls is in
+flight, or after a fatal (authentication, not-found) error.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import asyncio
 from collections import deque
 from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tiap.cases import LabelRecord, Workspace
 from tiap.judge.call import CallOutcome, call_model
@@ -29,9 +30,6 @@ from tiap.judge.plan import Group, JudgePlan, RunPlan
 from tiap.judge.reporting import Reporter
 from tiap.judge.request import full_request, litellm_kwargs
 from tiap.judge.summary import BatchReport, JudgeTally
-
-if TYPE_CHECKING:  # imported when used: ``python -m tiap.judge.workers`` runs it as __main__
-    from tiap.judge.workers import CallPool
 
 #: failures that mean the provider pushes back: the judge's concurrency halves.
 PUSHBACK_STATUSES = frozenset({429, 503, 529})
@@ -50,7 +48,6 @@ class RunContext:
     keys: dict[str, str | None]
     tallies: dict[str, JudgeTally]
     lease_s: float
-    pool: CallPool | None = None
     secrets: tuple[str, ...] = field(default=())
     #: the provider batches the run submitted or polled (``--batch``)
     batches: list[BatchReport] = field(default_factory=list)
@@ -136,7 +133,6 @@ class DirectJudge:
         self.reserved: dict[str, float] = {}
         self.unfunded = False
         self.stopped_by_budget = False
-        self.pool = ctx.pool if ctx.pool is not None and not jp.judge.offline else None
 
     # ----------------------------------------------------------------- claims
 
@@ -206,17 +202,14 @@ class DirectJudge:
             self._pushback(failure, attempt_epoch)
             attempt_epoch = self.limiter.epoch  # the next attempt starts under the new limit
 
-        if self.pool is None:
-            outcome = await call_model(
-                self.ctx.plan.panel,
-                kwargs,
-                api_key=self.ctx.keys.get(jp.judge.name),
-                secrets=self.ctx.secrets,
-                on_retry=on_retry,
-            )
-        else:
-            outcome = await self.pool.call(jp.judge.name, kwargs)
-            tally.retries += max(0, outcome.attempts - 1)
+        outcome = await call_model(
+            self.ctx.plan.panel,
+            kwargs,
+            api_key=self.ctx.keys.get(jp.judge.name),
+            secrets=self.ctx.secrets,
+            on_retry=on_retry,
+            judge=jp.judge,
+        )
         if outcome.failure is not None:
             self._pushback(outcome.failure, attempt_epoch)
         elif not pushed:

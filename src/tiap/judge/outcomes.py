@@ -6,10 +6,17 @@ A pair another run labelled meanwhile (a label newer than the label epoch with
 the same request hash) gets no second label; the call is still recorded (it was
 paid for, and it answers later runs from the cache). The same transaction
 settles the call's budget reservation and drops the run's leases on the pairs.
+
+A label without a label carries a :class:`~tiap.rubric.Reason` code and, apart, its
+detail (``note``: the label outside the rubric, the provider's error, the size of a
+cut reply). A reply cut at the panel's ``max_reply_bytes`` (its record says
+``truncated``) keeps its one bounded copy with its call: its label rows get the
+label parsed from that part, or ``reply_too_large``, and no ``raw`` copy.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,7 +25,9 @@ from tiap.cases import LabelRecord, Workspace
 from tiap.judge.call import CallOutcome
 from tiap.judge.claims import Ledger
 from tiap.judge.failures import Failure, scrub
-from tiap.rubric import Rubric, parse_judgment
+from tiap.judge.panel import DEFAULT_REPLY_BYTES
+from tiap.judge.routes.reply import NOTE_CHARS, RATIONALE_CHARS
+from tiap.rubric import Reason, Rubric, parse_judgment
 
 
 @dataclass(frozen=True)
@@ -52,9 +61,11 @@ class Recorder:
         owner: str,
         ledger: Ledger,
         secrets: Sequence[str],
+        max_reply_bytes: int = DEFAULT_REPLY_BYTES,
     ) -> None:
         self.ws = ws
         self.rubric = rubric
+        self.max_reply_bytes = max_reply_bytes
         self.owner = owner
         self.ledger = ledger
         self.secrets = tuple(secrets)
@@ -82,18 +93,52 @@ class Recorder:
         request_hash: str,
         content: str | None,
         refusal: str | None = None,
+        *,
+        truncated: bool = False,
+        reply_bytes: int | None = None,
     ) -> LabelRecord:
-        """The label a reply's content gives (NULL with its reason when invalid)."""
+        """The label a reply's content gives (NULL with its reason when invalid);
+        ``truncated``: the reply was cut at ``max_reply_bytes`` (its full size
+        ``reply_bytes`` when known)."""
         parsed = parse_judgment(self.rubric, content)
-        reason = parsed.reason
-        if parsed.label is None and reason == "empty" and refusal:
-            reason = "refusal"
+        reason, note = parsed.reason, parsed.detail
+        if parsed.label is None and reason is Reason.EMPTY and refusal:
+            reason, note = Reason.REFUSAL, refusal[:NOTE_CHARS]
+        if truncated:
+            size = f"{reply_bytes:,} bytes" if reply_bytes else "more than it read"
+            note = (
+                f"reply of {size} cut to its first {self.max_reply_bytes:,} bytes "
+                "(max_reply_bytes), kept with its call"
+            )
+            if parsed.label is None:
+                reason = Reason.REPLY_TOO_LARGE
+        rationale = parsed.rationale
+        if rationale is not None and len(rationale) > RATIONALE_CHARS:
+            rationale = rationale[:RATIONALE_CHARS] + "…"
         return LabelRecord(
             **self._base(rater, case_id, request_hash),
             label=parsed.label,
-            reason=reason,
-            rationale=scrub(parsed.rationale, self.secrets),
-            raw=scrub(content, self.secrets),
+            reason=None if reason is None else reason.value,
+            rationale=scrub(rationale, self.secrets),
+            note=scrub(note, self.secrets),
+            raw=None if truncated else scrub(content, self.secrets),
+        )
+
+    def from_response(
+        self, rater: Rater, case_id: str, request_hash: str, response: dict[str, Any]
+    ) -> LabelRecord:
+        """The label of a stored response record (a call's, a cache answer's)."""
+        size = response.get("reply_bytes")
+        content = response.get("content")
+        refusal = response.get("refusal")
+        return self.judgment(
+            rater,
+            case_id,
+            request_hash,
+            content if isinstance(content, str) else None,
+            refusal if isinstance(refusal, str) else None,
+            truncated=bool(response.get("truncated")),
+            reply_bytes=size if isinstance(size, int) else None,
         )
 
     def failed(
@@ -103,7 +148,7 @@ class Recorder:
         return LabelRecord(
             **self._base(rater, case_id, request_hash),
             label=None,
-            reason=failure.reason,
+            reason=failure.reason.value,
             note=failure.message,
         )
 
@@ -146,7 +191,7 @@ class Recorder:
                 request=request,
                 response=response,
                 status="ok" if failure is None else "error",
-                error=None if failure is None else f"{failure.reason}: {failure.message}",
+                error=None if failure is None else json.dumps(failure.record()),
                 latency_ms=round(outcome.latency_ms, 3),
                 cost_usd=cost,
                 input_tokens=outcome.input_tokens,
@@ -159,7 +204,13 @@ class Recorder:
                     if failure is None:
                         refusal = (response or {}).get("refusal")
                         record = self.judgment(
-                            rater, case_id, request_hash, outcome.content, refusal
+                            rater,
+                            case_id,
+                            request_hash,
+                            outcome.content,
+                            refusal,
+                            truncated=outcome.truncated,
+                            reply_bytes=outcome.reply_bytes,
                         )
                     else:
                         record = self.failed(rater, case_id, request_hash, failure)
@@ -202,9 +253,7 @@ class Recorder:
                 fresh = self._new(rater, request_hash, case_ids, epoch)
                 skipped += len(case_ids) - len(fresh)
                 for case_id in fresh:
-                    record = self.judgment(
-                        rater, case_id, request_hash, cached.get("content"), cached.get("refusal")
-                    )
+                    record = self.from_response(rater, case_id, request_hash, cached)
                     record.cost_usd = 0.0
                     records.append(record)
                 if release:

@@ -15,29 +15,73 @@ A panel is a TOML file (or a built-in name: ``frontier``, ``offline``,
     concurrency = 8         # optional, per judge
 
 Optional per judge: ``response_format`` (``json_schema``, the default; ``json_object``;
-``none``), prices for budgets and estimates (``input_cost_per_mtok``,
-``output_cost_per_mtok``, US dollars per million tokens; ``batch_input_cost_per_mtok``,
-``batch_output_cost_per_mtok`` for ``--batch``), ``batch = false`` (always call it
-directly), extra litellm parameters (``params``) and a ``description``. Optional per
-panel: ``seed``, ``max_attempts`` and the backoff settings of the retry policy.
+``none``), the ``route`` its calls take (below), prices for budgets and estimates
+(``input_cost_per_mtok``, ``output_cost_per_mtok``, US dollars per million tokens;
+``batch_input_cost_per_mtok``, ``batch_output_cost_per_mtok`` for ``--batch``),
+``batch = false`` (always call it directly), extra litellm parameters (``params``)
+and a ``description``. Optional per panel: ``seed``, ``max_attempts`` and the
+backoff settings of the retry policy, ``max_reply_bytes`` (the longest reply kept).
+
+Routes. litellm names every model and provider. A judge whose provider speaks the
+OpenAI chat-completions protocol (a model ``openai/NAME`` — OpenAI, or any
+OpenAI-compatible server such as vLLM or a llama.cpp server given as ``api_base`` —,
+``openrouter/NAME`` or ``hosted_vllm/NAME``) is called directly over HTTP by
+default (``route = "auto"`` or ``"openai"``): the same request bytes litellm would
+send, without litellm's per-call work. ``route = "litellm"`` sends its calls
+through litellm instead; every other provider always goes through litellm. The
+route is that of direct calls; ``--batch`` sends a judge's requests through its
+provider's batch API (through litellm) where it has one.
+
+Every setting is checked where it enters (a TOML file or the Python API): numbers
+finite, positive and within the maxima of :mod:`tiap.limits`; an error names the
+panel file, the key and its line.
 """
 
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Sequence
+from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
-from tiap.errors import TiapError
-from tiap.io import builtin_toml_names, load_builtin_or_file, parse_toml
+from tiap.errors import InputError, TiapError
+from tiap.io import builtin_toml_names, load_toml, read_text_input
+from tiap.limits import (
+    MAX_ATTEMPTS,
+    MAX_CONCURRENCY,
+    MAX_REPLY_BYTES,
+    MAX_SECONDS,
+    MAX_TOKENS,
+)
 
 #: The in-process litellm provider of tiap's offline judges (``tiap-offline/NAME``).
 OFFLINE_PROVIDER = "tiap-offline"
 
 JudgeKind = Literal["llm", "local_llm", "baseline"]
 ResponseFormat = Literal["json_schema", "json_object", "none"]
+#: how a judge's calls are made: ``auto`` (the default: ``openai`` where the provider
+#: speaks that protocol, else ``litellm``), ``openai`` or ``litellm``.
+RouteSetting = Literal["auto", "openai", "litellm"]
+Route = Literal["openai", "litellm"]
+
+#: litellm providers (the model's prefix) reached over the OpenAI chat-completions
+#: protocol on the direct route.
+OPENAI_PROTOCOL_PROVIDERS = ("openai", "openrouter", "hosted_vllm")
+
+#: the default ``max_reply_bytes`` (64 KiB).
+DEFAULT_REPLY_BYTES = 64 * 1024
 
 #: litellm arguments tiap sets itself; a judge's ``params`` may not override them.
 _RESERVED_PARAMS = frozenset(
@@ -68,18 +112,23 @@ class JudgeSpec(BaseModel):
     model: str = Field(min_length=1)
     api_base: str | None = None
     api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
-    concurrency: int = Field(default=4, ge=1, le=1024)
+    concurrency: int = Field(default=4, ge=1, le=MAX_CONCURRENCY, strict=True)
     response_format: ResponseFormat = "json_schema"
-    input_cost_per_mtok: float | None = Field(default=None, ge=0)
-    output_cost_per_mtok: float | None = Field(default=None, ge=0)
+    route: RouteSetting = "auto"
+    input_cost_per_mtok: float | None = Field(default=None, ge=0, allow_inf_nan=False, strict=True)
+    output_cost_per_mtok: float | None = Field(default=None, ge=0, allow_inf_nan=False, strict=True)
     params: dict[str, Any] = Field(default_factory=dict)
     description: str = ""
     #: ``--batch`` sends this judge's requests through its provider's batch API
     #: when it has one; ``false`` calls it directly.
     batch: bool = True
     #: optional batch prices (US dollars per million tokens); else the price table's.
-    batch_input_cost_per_mtok: float | None = Field(default=None, ge=0)
-    batch_output_cost_per_mtok: float | None = Field(default=None, ge=0)
+    batch_input_cost_per_mtok: float | None = Field(
+        default=None, ge=0, allow_inf_nan=False, strict=True
+    )
+    batch_output_cost_per_mtok: float | None = Field(
+        default=None, ge=0, allow_inf_nan=False, strict=True
+    )
 
     @model_validator(mode="after")
     def _check(self) -> JudgeSpec:
@@ -92,7 +141,26 @@ class JudgeSpec(BaseModel):
         clash = sorted(_RESERVED_PARAMS.intersection(self.params))
         if clash:
             raise ValueError(f"params may not set {clash} (they are panel or judge settings)")
+        if self.route == "openai" and self.provider not in OPENAI_PROTOCOL_PROVIDERS:
+            prefixes = ", ".join(f"{p}/" for p in OPENAI_PROTOCOL_PROVIDERS)
+            raise ValueError(
+                f"route 'openai' needs a model litellm reaches over the OpenAI protocol "
+                f"({prefixes}; an OpenAI-compatible server is 'openai/NAME' with its "
+                f"api_base), not '{self.model}'"
+            )
         return self
+
+    @property
+    def provider(self) -> str:
+        """The litellm provider prefix of the model (``openai`` in ``openai/gpt-4o``)."""
+        return self.model.split("/", 1)[0] if "/" in self.model else ""
+
+    @property
+    def resolved_route(self) -> Route:
+        """The route this judge's calls take (see the module doc)."""
+        if self.route == "litellm" or self.provider not in OPENAI_PROTOCOL_PROVIDERS:
+            return "litellm"
+        return "openai"
 
     @property
     def offline(self) -> bool:
@@ -128,17 +196,34 @@ class Panel(BaseModel):
 
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=80)
     description: str = ""
-    temperature: float = Field(default=0.0, ge=0, le=2)
-    max_tokens: int = Field(default=400, ge=1)
-    timeout_s: float = Field(default=60.0, gt=0)
-    seed: int | None = None
+    temperature: float = Field(default=0.0, ge=0, le=2, allow_inf_nan=False, strict=True)
+    max_tokens: int = Field(default=400, ge=1, le=MAX_TOKENS, strict=True)
+    #: the deadline of one attempt: connecting, sending, the reply's headers and body.
+    timeout_s: float = Field(default=60.0, gt=0, le=MAX_SECONDS, allow_inf_nan=False, strict=True)
+    seed: int | None = Field(default=None, strict=True)
     #: attempts per call, the first included (retries = max_attempts - 1).
-    max_attempts: int = Field(default=6, ge=1, le=50)
-    backoff_initial_s: float = Field(default=1.0, ge=0)
-    backoff_max_s: float = Field(default=60.0, ge=0)
+    max_attempts: int = Field(default=6, ge=1, le=MAX_ATTEMPTS, strict=True)
+    backoff_initial_s: float = Field(
+        default=1.0, gt=0, le=MAX_SECONDS, allow_inf_nan=False, strict=True
+    )
+    backoff_max_s: float = Field(
+        default=60.0, gt=0, le=MAX_SECONDS, allow_inf_nan=False, strict=True, validate_default=True
+    )
     #: the longest Retry-After honoured; a longer one is cut to this.
-    retry_after_max_s: float = Field(default=120.0, ge=0)
+    retry_after_max_s: float = Field(
+        default=120.0, gt=0, le=MAX_SECONDS, allow_inf_nan=False, strict=True
+    )
+    #: the longest reply kept (UTF-8 bytes of the judge's text); a longer one is cut.
+    max_reply_bytes: int = Field(default=DEFAULT_REPLY_BYTES, ge=1, le=MAX_REPLY_BYTES, strict=True)
     judges: list[JudgeSpec] = Field(min_length=1)
+
+    @field_validator("backoff_max_s")
+    @classmethod
+    def _backoff_order(cls, value: float, info: ValidationInfo) -> float:
+        initial = info.data.get("backoff_initial_s")
+        if isinstance(initial, float) and value < initial:
+            raise ValueError(f"must be at least backoff_initial_s ({initial:g}), not {value:g}")
+        return value
 
     @model_validator(mode="after")
     def _unique(self) -> Panel:
@@ -146,6 +231,14 @@ class Panel(BaseModel):
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise ValueError(f"judge names must be unique (repeated: {', '.join(dupes)})")
+        routes: dict[tuple[str, str | None], set[str]] = {}
+        for j in self.judges:
+            routes.setdefault((j.model, j.api_base), set()).add(j.resolved_route)
+        mixed = sorted(model for (model, _), taken in routes.items() if len(taken) > 1)
+        if mixed:
+            raise ValueError(
+                f"judges with the same model and api_base take one route ({', '.join(mixed)})"
+            )
         return self
 
     @property
@@ -165,13 +258,95 @@ def builtin_panels() -> list[str]:
     return builtin_toml_names("tiap.judge", "panels")
 
 
+def judge_for(panel: Panel, model: str, api_base: str | None) -> JudgeSpec | None:
+    """The (first) judge of ``panel`` calling ``model`` at ``api_base``, if any."""
+    for j in panel.judges:
+        if j.model == model and j.api_base == api_base:
+            return j
+    return None
+
+
+_HEADER = re.compile(r"^\s*(\[\[?)\s*([A-Za-z0-9_.-]+)\s*\]\]?")
+
+
+def _key_line(text: str, loc: Sequence[str | int]) -> int | None:
+    """The TOML line of a panel key (``("timeout_s",)``, ``("judges", 2,
+    "concurrency")``, or a whole judge ``("judges", 2)``), when it is written there
+    as a plain ``key = ...`` (or ``[[judges]]``)."""
+    if not loc or not isinstance(loc[0], str):
+        return None
+    index: int | None = None
+    key: str | None = loc[0]
+    if loc[0] == "judges" and len(loc) >= 2 and isinstance(loc[1], int):
+        index = loc[1]
+        key = loc[2] if len(loc) > 2 and isinstance(loc[2], str) else None
+    judge, table, judge_line = -1, "", None
+    for number, line in enumerate(text.splitlines(), start=1):
+        header = _HEADER.match(line)
+        if header:
+            table = header.group(2)
+            if header.group(1) == "[[" and table == "judges":
+                judge += 1
+                if judge == index:
+                    judge_line = number
+                    if key is None:
+                        return number
+            continue
+        if key is None:
+            continue
+        here = table == "" if index is None else (table == "judges" and judge == index)
+        if here and re.match(rf"\s*{re.escape(key)}\s*=", line):
+            return number
+    return judge_line
+
+
+def _where(loc: Sequence[str | int], data: Any) -> str:
+    """``judges[1].concurrency (judge 'x')`` for a pydantic error location."""
+    parts: list[str] = []
+    for item in loc:
+        if isinstance(item, int):
+            parts.append(f"[{item}]")
+        else:
+            parts.append(("." if parts else "") + item)
+    where = "".join(parts)
+    if len(loc) > 1 and loc[0] == "judges" and isinstance(loc[1], int):
+        judges = data.get("judges") if isinstance(data, dict) else None
+        if isinstance(judges, list) and loc[1] < len(judges) and isinstance(judges[loc[1]], dict):
+            name = judges[loc[1]].get("name")
+            if isinstance(name, str):
+                where += f" (judge '{name[:80]}')"
+    return where
+
+
 def parse_panel(text: str, origin: str) -> Panel:
-    """Parse panel TOML; errors name ``origin`` (and the TOML line when known)."""
-    return parse_toml(text, origin, Panel, what="panel")
+    """Parse panel TOML; errors name ``origin``, the key and its TOML line."""
+    data = load_toml(text, origin)
+    try:
+        return Panel.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        loc = tuple(err.get("loc", ()))
+        msg = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
+        if err.get("type") == "missing":
+            msg = "missing"
+        elif err.get("type") == "extra_forbidden":
+            msg = "unknown setting"
+        where = _where(loc, data)
+        problem = f"invalid panel: {where}: {msg}" if where else f"invalid panel: {msg}"
+        raise InputError(origin, problem, _key_line(text, loc)) from None
 
 
 def load_panel(name_or_path: str | Path) -> Panel:
     """A built-in panel by name, or a panel TOML file by path."""
-    return load_builtin_or_file(
-        name_or_path, Panel, package="tiap.judge", folder="panels", what="panel"
+    name = str(name_or_path)
+    builtins = builtin_panels()
+    if name in builtins:
+        text = (resources.files("tiap.judge") / "panels" / f"{name}.toml").read_text("utf-8")
+        return parse_panel(text, f"<built-in panel {name}>")
+    path = Path(name_or_path)
+    if path.suffix == ".toml" or path.exists():
+        return parse_panel(read_text_input(path, what="panel file"), str(path))
+    raise TiapError(
+        f"unknown panel '{name}' (built-in: {', '.join(builtins)}; "
+        "or give the path of a .toml file)"
     )

@@ -5,12 +5,16 @@ A judge's prices come from its panel entry (``input_cost_per_mtok``,
 file, without importing litellm), else they are unknown. tiap's offline judges
 cost nothing.
 
-The cost *recorded* for a call is litellm's figure: for OpenRouter models the
-cost OpenRouter reports, for models in litellm's table its own price, for
-panel-priced and offline judges the panel's price (passed to litellm as custom
-pricing). A judge with no known price records its cost as unknown (NULL); it
-is passed a zero custom price only to spare litellm a failing price lookup on
-every call (a measurable part of its per-call CPU).
+The cost *recorded* for a call is litellm's figure on the litellm route: for
+OpenRouter models the cost OpenRouter reports, for models in litellm's table its
+own price, for panel-priced and offline judges the panel's price (passed to
+litellm as custom pricing). A judge with no known price records its cost as
+unknown (NULL); it is passed a zero custom price only to spare litellm a failing
+price lookup on every call (a measurable part of its per-call CPU). The direct
+route (:mod:`tiap.judge.routes.openai_http`) figures it the same way without
+litellm: the charge the provider states (``usage.cost``) unless tiap sets the
+judge's price, else the panel's price or litellm's table (looked up once per
+judge) times the tokens.
 """
 
 from __future__ import annotations

@@ -2,8 +2,11 @@
 
 The request of one (case, judge) is a plain dict holding everything that can
 change the reply: model, api_base, messages, temperature, max_tokens, the
-response format (as a JSON-schema dict), seed and any extra litellm parameters.
-It never holds the API key. Its hash is the ``model_calls`` cache key:
+response format (as a JSON-schema dict), seed and any extra litellm parameters
+(and ``max_reply_bytes``, the longest reply kept, when it is not the default 64
+KiB: so the keys of panels without it are what they were). It never holds the
+API key, nor the route the call takes (both routes send the same request). Its
+hash is the ``model_calls`` cache key:
 
     sha256( canonical_json(request without messages) + "\\n" + canonical_json(messages) )
 
@@ -18,7 +21,7 @@ import hashlib
 import json
 from typing import Any
 
-from tiap.judge.panel import JudgeSpec, Panel
+from tiap.judge.panel import DEFAULT_REPLY_BYTES, JudgeSpec, Panel
 from tiap.rubric import Rubric
 
 
@@ -40,7 +43,7 @@ def response_format(rubric: Rubric, judge: JudgeSpec) -> dict[str, Any] | None:
 
 def judge_settings(panel: Panel, judge: JudgeSpec, rubric: Rubric) -> dict[str, Any]:
     """The request fields other than the messages (the same for every case)."""
-    return {
+    settings: dict[str, Any] = {
         "model": judge.model,
         "api_base": judge.api_base,
         "temperature": panel.temperature,
@@ -49,6 +52,9 @@ def judge_settings(panel: Panel, judge: JudgeSpec, rubric: Rubric) -> dict[str, 
         "seed": panel.seed,
         "params": dict(judge.params),
     }
+    if panel.max_reply_bytes != DEFAULT_REPLY_BYTES:
+        settings["max_reply_bytes"] = panel.max_reply_bytes
+    return settings
 
 
 def settings_hash(settings: dict[str, Any]) -> str:

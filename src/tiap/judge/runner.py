@@ -24,7 +24,6 @@ from synchronous code, also inside a running event loop (a notebook): see
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 from collections.abc import Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -33,7 +32,7 @@ from tiap import runtime
 from tiap.aio import run_sync
 from tiap.cases import Workspace
 from tiap.errors import TiapError
-from tiap.judge.call import litellm_session
+from tiap.judge.call import call_session
 from tiap.judge.claims import (
     LEASE_S,
     Keeper,
@@ -51,9 +50,8 @@ from tiap.judge.reporting import NoReporter, Reporter
 from tiap.judge.summary import JudgeTally, RunSummary
 from tiap.rubric import Rubric
 
-if TYPE_CHECKING:  # imported when used: ``python -m tiap.judge.workers`` runs it as __main__
+if TYPE_CHECKING:
     from tiap.judge.batch_run import BatchOptions
-    from tiap.judge.workers import CallPool
 
 __all__ = [
     "Reporter",
@@ -66,10 +64,6 @@ __all__ = [
 
 T = TypeVar("T")
 
-#: a run uses worker processes by default from this many provider calls ...
-AUTO_WORKERS_MIN_CALLS = 2000
-#: ... when at least this many may be in flight at once (see :func:`pool_size`).
-AUTO_WORKERS_MIN_IN_FLIGHT = 64
 #: cache answers stored per transaction.
 CACHE_BATCH = 1000
 
@@ -135,28 +129,6 @@ def count_batched(ctx: RunContext) -> None:
                 tally.in_batches += n
 
 
-def pool_size(plan: RunPlan, workers: int | None, judges: Sequence[JudgePlan] | None = None) -> int:
-    """Worker processes for the plan's provider calls: ``workers`` if given (0: in
-    this process), else automatic: one per core (at most 4) for a run of at least
-    :data:`AUTO_WORKERS_MIN_CALLS` provider calls with at least
-    :data:`AUTO_WORKERS_MIN_IN_FLIGHT` of them in flight at once (summed per-judge
-    concurrency). Only then can litellm's CPU per call (several ms), not the
-    provider, set the pace; each worker starts litellm anew (a few seconds).
-    ``judges``: the judges called directly (default: all)."""
-    if workers is not None:
-        if workers < 0:
-            raise TiapError("--workers must not be negative")
-        return workers
-    pool = plan.judges if judges is None else judges
-    remote = [jp for jp in pool if jp.to_call and not jp.judge.offline]
-    calls = sum(len(jp.groups) for jp in remote)
-    in_flight = sum(min(jp.judge.concurrency, len(jp.groups)) for jp in remote)
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    if calls < AUTO_WORKERS_MIN_CALLS or in_flight < AUTO_WORKERS_MIN_IN_FLIGHT:
-        return 0
-    return min(cores, 4) if cores and cores >= 2 else 0
-
-
 def resolve_keys(plan: RunPlan, also: Sequence[str] = ()) -> dict[str, str | None]:
     """Each judge's API key, read now; one error before any call if one is missing.
     Judges with nothing to call need none, unless named in ``also`` (they poll
@@ -211,15 +183,12 @@ async def execute(
     *,
     max_cost: float | None = None,
     reporter: Reporter | None = None,
-    workers: int | None = None,
-    pool: CallPool | None = None,
     batch: BatchOptions | None = None,
     lease_s: float | None = None,
 ) -> RunSummary:
-    """Carry out a plan: cache answers first, then the calls: in ``workers``
-    processes when there are many (see :func:`pool_size`), or in a pool the caller
-    started (with the same panel and keys; it stays open). With ``batch``, judges
-    whose provider has a batch API go through it (:mod:`tiap.judge.batch_run`).
+    """Carry out a plan: cache answers first, then the calls, in this process (each
+    on its judge's route: :mod:`tiap.judge.call`). With ``batch``, judges whose
+    provider has a batch API go through it (:mod:`tiap.judge.batch_run`).
 
     Groups are claimed before they are called (leases of ``lease_s`` seconds,
     default :data:`~tiap.judge.claims.LEASE_S`, renewed while the run works,
@@ -234,7 +203,6 @@ async def execute(
     batched = [jp for jp in plan.judges if (routes.get(jp.judge.name) or (None,))[0]]
     direct = [jp for jp in plan.judges if jp not in batched and jp.to_call]
     keys = resolve_keys(plan, also=[jp.judge.name for jp in batched])
-    size = pool_size(plan, workers, direct)
     reporter = reporter or NoReporter()
     for jp in plan.judges:
         # this run's work: pairs waiting in batches only when it collects them
@@ -252,13 +220,17 @@ async def execute(
         owner=owner,
         ledger=ledger,
         recorder=Recorder(
-            ws, plan.rubric, owner=owner, ledger=ledger, secrets=[k for k in keys.values() if k]
+            ws,
+            plan.rubric,
+            owner=owner,
+            ledger=ledger,
+            secrets=[k for k in keys.values() if k],
+            max_reply_bytes=plan.panel.max_reply_bytes,
         ),
         reporter=reporter,
         keys=keys,
         tallies=_tallies(plan),
         lease_s=lease_s,
-        pool=pool,
         secrets=tuple(k for k in keys.values() if k),
     )
     for name, (provider, why) in routes.items():
@@ -267,19 +239,11 @@ async def execute(
     stopped = False
     try:
         answer_from_cache(ctx)
-        needs_pool = any(not jp.judge.offline for jp in direct)
-        use_pool = pool is not None or bool(size and needs_pool)
-        in_process = bool(batched) or any(jp.judge.offline or not use_pool for jp in direct)
-        with runtime.calls_in_flight(), contextlib.ExitStack() as stack:
-            if in_process:
-                stack.enter_context(litellm_session())
-            async with keeper.running():
-                if pool is None and size and needs_pool:
-                    from tiap.judge.workers import CallPool
-
-                    async with CallPool(size, plan.panel, keys) as ctx.pool:
-                        stopped = await _run_judges(ctx, direct, batched, routes, batch)
-                else:
+        with runtime.calls_in_flight():
+            async with contextlib.AsyncExitStack() as stack:
+                if batched or direct:
+                    await stack.enter_async_context(call_session())
+                async with keeper.running():
                     stopped = await _run_judges(ctx, direct, batched, routes, batch)
         count_batched(ctx)
     finally:
@@ -339,7 +303,6 @@ def run_panel(
     max_cost: float | None = None,
     retry_failed: bool = False,
     reporter: Reporter | None = None,
-    workers: int | None = None,
     force: bool = False,
     batch: BatchOptions | None = None,
     lease_s: float | None = None,
@@ -357,7 +320,6 @@ def run_panel(
             plan,
             max_cost=max_cost,
             reporter=reporter,
-            workers=workers,
             batch=batch,
             lease_s=lease_s,
         ),

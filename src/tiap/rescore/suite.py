@@ -26,6 +26,7 @@ run than for another. From a notebook::
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -122,7 +123,9 @@ class SuiteEntry:
 
 
 def _is_bundle(path: Path) -> bool:
-    return (path / BUNDLE_FILE).is_file()
+    """A directory with a ``bundle.toml`` of any kind: one that is not a readable file
+    (a directory, a broken link) is the bundle reader's error to name."""
+    return os.path.lexists(path / BUNDLE_FILE)
 
 
 def find_bundles(paths: Sequence[str | Path]) -> list[SuiteEntry]:

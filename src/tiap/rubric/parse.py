@@ -1,13 +1,15 @@
 """Parse a judge's reply into a label, or an abstention with its reason.
 
 A reply that cannot be read is never given a guessed label: it becomes
-``label=None`` with a reason code. Reason codes:
+``label=None`` with a :class:`~tiap.rubric.reasons.Reason` code and, where there is
+one, its detail in its own field:
 
 - ``empty``: no text at all;
 - ``refusal``: text that declines to judge, with no JSON;
 - ``not_json``: no JSON object in the text;
 - ``no_label``: a JSON object without a string ``label``;
-- ``label_outside_rubric``: a label that is not one of the rubric's.
+- ``label_outside_rubric``: a label that is not one of the rubric's (``detail``:
+  the label given, its first 60 characters).
 
 Only the form of a label is normalised (case, surrounding space, ``-`` or a
 space for ``_``); its meaning never is.
@@ -21,6 +23,10 @@ import re
 from pydantic import BaseModel
 
 from tiap.rubric.models import Rubric
+from tiap.rubric.reasons import Reason
+
+#: how much of a label outside the rubric is kept as the detail.
+DETAIL_CHARS = 60
 
 _FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
 _REFUSAL = re.compile(
@@ -33,7 +39,9 @@ _REFUSAL = re.compile(
 class ParsedJudgment(BaseModel):
     label: str | None
     rationale: str | None = None
-    reason: str | None = None
+    reason: Reason | None = None
+    #: what the reason is about (e.g. the label outside the rubric), if anything.
+    detail: str | None = None
 
     @property
     def valid(self) -> bool:
@@ -69,19 +77,22 @@ def normalise_label(value: str) -> str:
 def parse_judgment(rubric: Rubric, text: str | None) -> ParsedJudgment:
     """Read ``{"label": ..., "rationale": ...}`` from a reply."""
     if text is None or not text.strip():
-        return ParsedJudgment(label=None, reason="empty")
+        return ParsedJudgment(label=None, reason=Reason.EMPTY)
     obj = _first_json_object(text)
     if obj is None:
-        reason = "refusal" if _REFUSAL.search(text) else "not_json"
+        reason = Reason.REFUSAL if _REFUSAL.search(text) else Reason.NOT_JSON
         return ParsedJudgment(label=None, reason=reason)
     rationale = obj.get("rationale")
     rationale = rationale if isinstance(rationale, str) else None
     raw_label = obj.get("label")
     if not isinstance(raw_label, str) or not raw_label.strip():
-        return ParsedJudgment(label=None, rationale=rationale, reason="no_label")
+        return ParsedJudgment(label=None, rationale=rationale, reason=Reason.NO_LABEL)
     label = normalise_label(raw_label)
     if label not in rubric.label_names:
         return ParsedJudgment(
-            label=None, rationale=rationale, reason=f"label_outside_rubric: {raw_label[:60]}"
+            label=None,
+            rationale=rationale,
+            reason=Reason.LABEL_OUTSIDE_RUBRIC,
+            detail=raw_label[:DETAIL_CHARS],
         )
     return ParsedJudgment(label=label, rationale=rationale)
