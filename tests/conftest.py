@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import signal
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,6 +16,17 @@ REPO = Path(__file__).resolve().parents[1]
 # library during collection already sees them.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _ctrl_c_delivered() -> None:
+    """Ctrl-C reaches the tests and the commands they start, however the suite was
+    launched: a shell starts background jobs with SIGINT ignored, an ignored signal
+    stays ignored across exec, and Python then installs no KeyboardInterrupt handler.
+    The Ctrl-C tests send SIGINT themselves, so they need the default disposition (a
+    handler set here is reset to the default in every process started from here)."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(autouse=True)
