@@ -127,3 +127,19 @@ def test_an_unreadable_state_file_is_started_afresh_with_a_warning(
     state, warning = read_state(out)
     assert warning is None
     assert StepName.FINAL in state.steps
+
+
+def test_the_default_say_prints_lines_inert(
+    tmp_path: Path, sample_bundle_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tiap.audit.pipeline import say_inert
+
+    say_inert("run \x1b]0;PWNED\x07 \x1b[31mred")
+    assert capsys.readouterr().out == "run ␛]0;PWNED␇ ␛[31mred\n"
+    # the audit's own lines, with the default: an output path holding an escape sequence
+    out = tmp_path / "o\x1b[2Jut"
+    outcome = run_audit(_settings(sample_bundle_dir, out))
+    assert outcome.status == "complete"
+    printed = capsys.readouterr().out
+    assert printed.strip()
+    assert "\x1b" not in printed

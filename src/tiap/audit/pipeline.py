@@ -56,6 +56,7 @@ from tiap.audit.settings import (
 from tiap.audit.state import AuditState, read_state, write_state
 from tiap.audit.steps import StepName, StepRecord, StepRun, StepStatus, step_title, utc_now
 from tiap.errors import TiapError
+from tiap.text import inert
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -68,6 +69,13 @@ if TYPE_CHECKING:
     from tiap.traces.bundle import Bundle
 
 Say = Callable[[str], None]
+
+
+def say_inert(line: str) -> None:
+    """The default ``say``: print the line made :func:`~tiap.text.inert` (step lines
+    quote run, dataset and file names from the data)."""
+    print(inert(line))
+
 
 __all__ = ["Say", "run_audit", "run_audit_async"]
 
@@ -331,13 +339,15 @@ class _Audit(QrelsSteps):
 
 
 async def run_audit_async(
-    settings: AuditSettings, say: Say = print, *, reporter: Reporter | None = None
+    settings: AuditSettings, say: Say | None = None, *, reporter: Reporter | None = None
 ) -> AuditOutcome:
     """Run (or continue) an audit; see the module doc for the steps. ``say``
-    receives one line per step (and warnings); ``reporter``, if given, the judging
-    steps' progress instead of the progress bars."""
+    receives one line per step and warnings (default: :func:`say_inert`);
+    ``reporter``, if given, the judging steps' progress instead of the progress bars."""
     from tiap.agreement.qrels import check_share_threshold
     from tiap.cases import Workspace
+
+    say = say or say_inert
     from tiap.cases.qrels_source import read_source
     from tiap.judge import load_panel
     from tiap.rubric import load_rubric
@@ -467,7 +477,7 @@ async def _validate_and_scale(
 
 
 def run_audit(
-    settings: AuditSettings, say: Say = print, *, reporter: Reporter | None = None
+    settings: AuditSettings, say: Say | None = None, *, reporter: Reporter | None = None
 ) -> AuditOutcome:
     """:func:`run_audit_async` from synchronous code; inside a running event loop
     (a notebook) it runs on a private loop in a worker thread (see :mod:`tiap.aio`)."""
