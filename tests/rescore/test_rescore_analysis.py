@@ -2,58 +2,30 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 from scipy import stats as sps
 
-from bundle_support import make_bundle, mem, random_bundle
+from bundle_support import (
+    CATEGORIES,
+    IDCG2,
+    IDCG3,
+    MEMORIES,
+    QUERIES,
+    RUN_A,
+    RUN_B,
+    make_bundle,
+    random_bundle,
+    two_run_bundle,
+)
 from tiap.errors import TiapError
 from tiap.rescore.api import rescore_bundle
 from tiap.rescore.report_models import RescoreReport
 from tiap.traces.models import StoreConfig
 
-L3 = 1 / math.log2(3)  # discount at rank 2 = 0.6309297535714575
-IDCG2 = 1 + L3
-IDCG3 = 1 + L3 + 0.5
-
-NOISE = [mem(f"n{i}", "s9", "raw") for i in range(1, 4)]
-MEMORIES = [
-    mem("r1", "s1", "raw"),
-    mem("f1", "s1", "fact"),
-    mem("r2", "s2", "raw"),
-    mem("f2", "s2", "fact"),
-    mem("f2b", "s2", "fact"),
-    mem("r3", "s3", "raw"),
-    mem("r4", "s4", "raw"),
-    *NOISE,
-]
-QUERIES = {"q1": ["s1"], "q2": ["s2"], "q3": ["s3"], "q4": ["s4"]}
-CATEGORIES = {"q1": "A", "q2": "A", "q3": "B", "q4": "B"}
-# Targets: q1 raw {r1} source {r1,f1} canonical {f1}; q2 raw {r2} source {r2,f2,f2b}
-# canonical {f2,f2b}; q3 raw=source={r3}, canonical empty; q4 raw=source={r4}, canonical empty.
-RUN_A = {
-    "q1": ["f1", "n1", "r1"],  # raw 0.5, source 1.5/IDCG2, canonical 1
-    "q2": ["r2", "n1", "n2"],  # raw 1, source 1/IDCG3, canonical 0
-    "q3": ["n1", "n2", "r3"],  # raw = source = 0.5
-    "q4": ["n1", "n2", "n3"],  # raw = source = 0
-}
-RUN_B = {
-    "q1": ["r1", "n1", "n2"],  # raw 1, source 1/IDCG2, canonical 0
-    "q2": ["f2", "n1", "r2"],  # raw 0.5, source 1.5/IDCG3, canonical 1/IDCG2
-    "q3": ["r3", "n1", "n2"],  # raw = source = 1
-    "q4": ["r4", "n1", "n2"],  # raw = source = 1
-}
-
 
 def _bundle():
-    return make_bundle(
-        QUERIES,
-        {"st": MEMORIES},
-        {"A": ("st", RUN_A), "B": ("st", RUN_B)},
-        categories=CATEGORIES,
-    )
+    return two_run_bundle()
 
 
 def _report(bundle=None, **kw) -> RescoreReport:
