@@ -162,9 +162,6 @@ def build_beam(
 ) -> None:
     """BEAM: every message a source, probing questions as queries (ranked within their
     conversation); stores raw and parser-D1/D5/D8."""
-    from tiap.limits import MAX_TEXT_CHARS, check_int
-
-    check_int("--max-chars", max_chars, minimum=0, maximum=MAX_TEXT_CHARS)
     _build(
         lambda: DATASETS["beam"].load(directory, scale=scale, max_chars=max_chars),
         str(directory),

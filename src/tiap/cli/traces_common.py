@@ -54,9 +54,18 @@ EVIDENCE = typer.Option(
 SCALE = typer.Option(
     None, "--scale", help="The scale (100K, 500K, 1M, 10M) when DIR is not named after it."
 )
+
+
+def _check_max_chars(value: int) -> int:
+    from tiap.limits import MAX_TEXT_CHARS, check_int
+
+    return check_int("--max-chars", value, minimum=0, maximum=MAX_TEXT_CHARS)
+
+
 MAX_CHARS = typer.Option(
     DEFAULT_MAX_CHARS,
     "--max-chars",
+    callback=_check_max_chars,
     help="Cut a message longer than this many characters (after runaway whitespace is "
     "collapsed) before indexing; 0: no cap.",
 )

@@ -44,6 +44,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from tiap.errors import InputError, TiapError
 from tiap.io import decode_utf8, describe_validation_error
+from tiap.limits import MAX_TEXT_CHARS, check_int
 from tiap.traces.dataset import DatasetTraces, Turn
 from tiap.traces.models import Query, Source
 from tiap.traces.report import IssueLog
@@ -418,8 +419,7 @@ def load_beam(
     directory: str | Path, *, scale: str | None = None, max_chars: int = DEFAULT_MAX_CHARS
 ) -> DatasetTraces:
     """Read a BEAM scale directory (``N/chat.json``, ``N/probing_questions.json``)."""
-    if max_chars < 0:
-        raise TiapError("max_chars must be 0 (no cap) or more")
+    max_chars = check_int("max_chars", max_chars, minimum=0, maximum=MAX_TEXT_CHARS)
     root = Path(directory)
     folders = conversation_folders(root)
     name = scale_of(root, scale)
