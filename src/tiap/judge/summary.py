@@ -124,15 +124,8 @@ class RunSummary(BaseModel):
     def finish(self) -> RunSummary:
         """Fill the totals from the per-judge figures."""
         self.cost_usd = round(sum(j.cost_usd for j in self.judges), 10)
-        self.calls = sum(j.calls for j in self.judges)
-        self.cache_hits = sum(j.cache_hits for j in self.judges)
-        self.retries = sum(j.retries for j in self.judges)
-        self.valid = sum(j.valid for j in self.judges)
-        self.deduplicated = sum(j.deduplicated for j in self.judges)
-        self.done_elsewhere = sum(j.done_elsewhere for j in self.judges)
-        self.held_elsewhere = sum(j.held_elsewhere for j in self.judges)
-        self.in_batches = sum(j.in_batches for j in self.judges)
-        self.not_started = sum(j.not_started for j in self.judges)
+        for name in _SUMMED:
+            setattr(self, name, sum(getattr(j, name) for j in self.judges))
         totals: dict[str, int] = {}
         for j in self.judges:
             for reason, n in j.invalid.items():
@@ -164,6 +157,20 @@ class RunSummary(BaseModel):
             and self.valid == 0
             and not any(j.invalid for j in self.judges)
         )
+
+
+#: the per-judge counts a run's summary adds up
+_SUMMED = (
+    "calls",
+    "cache_hits",
+    "retries",
+    "valid",
+    "deduplicated",
+    "done_elsewhere",
+    "held_elsewhere",
+    "in_batches",
+    "not_started",
+)
 
 
 class JudgeEstimate(BaseModel):
