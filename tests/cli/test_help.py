@@ -4,6 +4,8 @@ help texts whole, one-paragraph summaries, capitalised metavars."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -139,3 +141,19 @@ def test_retriever_help_and_error_name_the_same_retrievers(
     assert names == [*RETRIEVERS, "none"]
     for name in names:
         assert re.search(rf"\b{name}\b", help_text), (name, help_text)
+
+
+def test_top_level_help_loads_no_data_models() -> None:
+    """``tiap --help`` (and every command's start) reads only the option tables: not
+    tiap's data models (typer itself imports pydantic), the bundle reader, numpy or
+    litellm."""
+    code = (
+        "import sys; from tiap.cli import main\n"
+        "try:\n    main(['traces', 'build', 'beam', '--help'])\nexcept SystemExit:\n    pass\n"
+        "heavy = ('tiap.traces.models', 'tiap.traces.bundle', 'tiap.traces.beam', 'numpy', "
+        "'litellm')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "--max-chars" in out.stdout
+    assert out.stdout.strip().splitlines()[-1] == "[]"

@@ -13,8 +13,7 @@ from tiap.cli.output import echo
 from tiap.errors import TiapError
 from tiap.limits import check_k
 from tiap.text import inert
-from tiap.traces.beam import DEFAULT_MAX_CHARS
-from tiap.traces.datasets import DATASETS
+from tiap.traces.datasets import BEAM_MAX_CHARS, DATASETS
 
 if TYPE_CHECKING:
     from tiap.traces.build import BuildResult, Reporter
@@ -63,7 +62,7 @@ def _check_max_chars(value: int) -> int:
 
 
 MAX_CHARS = typer.Option(
-    DEFAULT_MAX_CHARS,
+    BEAM_MAX_CHARS,
     "--max-chars",
     callback=_check_max_chars,
     help="Cut a message longer than this many characters (after runaway whitespace is "

@@ -46,6 +46,7 @@ from tiap.errors import InputError, TiapError
 from tiap.io import decode_utf8, describe_validation_error
 from tiap.limits import MAX_TEXT_CHARS, check_int
 from tiap.traces.dataset import DatasetTraces, Turn
+from tiap.traces.datasets import BEAM_MAX_CHARS
 from tiap.traces.models import Query, Source
 from tiap.traces.report import IssueLog
 
@@ -74,7 +75,7 @@ FALLBACK_ANSWER_FIELDS = (
     "expected_compliance",
     "ideal_summary",
 )
-DEFAULT_MAX_CHARS = 20_000
+DEFAULT_MAX_CHARS = BEAM_MAX_CHARS
 RUNAWAY_WHITESPACE = 100
 SPEAKERS: dict[str, tuple[str, str]] = {
     "user": ("User", "Assistant"),

@@ -11,12 +11,16 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tiap.errors import TiapError
-from tiap.traces.dataset import DatasetTraces
+
+if TYPE_CHECKING:
+    from tiap.traces.dataset import DatasetTraces
 
 PARSER_STORES = ("parser-D1", "parser-D5", "parser-D8")
+#: BEAM messages longer than this many characters are cut (``--max-chars``; 0: no cap)
+BEAM_MAX_CHARS = 20_000
 
 
 @dataclass(frozen=True)
