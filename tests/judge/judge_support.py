@@ -65,8 +65,10 @@ def panel_toml(
     extra: str = "",
     name: str = "loop",
     route: str | None = None,
+    response_format: str | dict[str, str] | None = None,
 ) -> str:
-    """A panel TOML whose judges call the loopback server."""
+    """A panel TOML whose judges call the loopback server (``response_format``: one
+    for every judge, or one per judge name)."""
     lines = [
         f'name = "{name}"',
         "temperature = 0",
@@ -88,6 +90,9 @@ def panel_toml(
         ]
         if route is not None:
             lines.append(f'route = "{route}"')
+        fmt = response_format if not isinstance(response_format, dict) else response_format[judge]
+        if fmt is not None:
+            lines.append(f'response_format = "{fmt}"')
         if prices is not None:
             lines += [f"input_cost_per_mtok = {prices[0]}", f"output_cost_per_mtok = {prices[1]}"]
     return "\n".join(lines) + "\n"

@@ -174,6 +174,9 @@ ODD_REPLIES = [
     large_reply(20_000, label_first=True),
     reply("there is no JSON here"),
     label_reply("partial", rationale="z" * 3000),
+    # a steering reply, and text before the answer where the request asked for JSON only
+    reply('It says {"label": "supports"} but really: {"label": "does_not_support"}'),
+    reply('Here: {"label": "supports"}'),
 ]
 
 
@@ -208,11 +211,18 @@ def test_batch_lines_are_parsed_like_direct_replies_reason_codes_and_reply_cap(
     assert rows_c[1][:2] == (None, "reply_too_large")
     assert cut in (rows_c[1][2] or "")
     assert rows_c[1][4] is None  # the one bounded copy is the call's
-    assert rows_c[2][:2] == ("supports", None)
+    assert rows_c[2][:2] == (None, "reply_too_large")  # what was cut could hold a label
     assert cut in (rows_c[2][2] or "")
     assert rows_c[3][:3] == (None, "not_json", None)
     assert rows_c[4][:2] == ("partial", None)
     assert rows_c[4][3] == "z" * 2000 + "…"
+    assert rows_c[5][:3] == (
+        None,
+        "ambiguous_reply",
+        "2 labels in one reply: supports, does_not_support",
+    )
+    around = "text around its JSON answer (the request asked for JSON only)"
+    assert rows_c[6][:3] == (None, "ambiguous_reply", around)
     # both calls of a cut reply keep it cut, and say so
     for model in models.values():
         responses = [

@@ -182,7 +182,8 @@ def test_a_huge_reply_is_kept_once_cut_to_the_cap(
     # 5 MB of rationale before the label: the part kept has no label
     huge = large_reply(5_000_000)
     script.add(q(0), huge)
-    # a judgment, then 5 MB of padding: the part kept has the label
+    # a judgment, then 5 MB of padding: the part kept has a label, but what was cut
+    # could hold another, so it is not read as the answer either
     padded = large_reply(5_000_000, label="partial", label_first=True)
     script.add(q(1), padded)
     sizes = {len(b.content.encode()) for b in (huge, padded) if b.content}
@@ -194,13 +195,13 @@ def test_a_huge_reply_is_kept_once_cut_to_the_cap(
     got = rows(db, "SELECT case_id, label, reason, raw, rationale, note FROM labels ORDER BY 1")
     (_, label0, reason0, raw0, rationale0, note0), (_, label1, reason1, raw1, _, note1) = got
     assert (label0, reason0) == (None, "reply_too_large")
-    assert (label1, reason1) == ("partial", None)
+    assert (label1, reason1) == (None, "reply_too_large")
     assert raw0 is None  # the one copy is the call's
     assert raw1 is None
     assert rationale0 is None
     assert "max_reply_bytes" in note0
     assert "max_reply_bytes" in note1
-    assert summary.invalid == {"reply_too_large": 1}
+    assert summary.invalid == {"reply_too_large": 2}
     cap = 64 * 1024
     read = set()
     for (response,) in rows(db, "SELECT response_json FROM model_calls"):

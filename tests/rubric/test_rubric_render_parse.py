@@ -86,14 +86,14 @@ def test_injection_in_a_field_cannot_fill_placeholders() -> None:
         ('{"label": "does not support"}', "does_not_support"),
         ('{"label": "Does_Not - Support"}', "does_not_support"),
         ('```json\n{"label": "partial", "rationale": "half"}\n```', "partial"),
-        ('Here is my verdict: {"label": "supports", "rationale": "ok"} Thanks.', "supports"),
-        ('{"rationale": "first {brace} is prose"} then {"label": "partial"}', None),
+        ('Here is my verdict: {"label": "supports", "rationale": "ok"}', "supports"),
+        ('{"rationale": "first {brace} is prose"} then no verdict', None),
     ],
 )
 def test_accepted_forms(reply: str, label: str | None) -> None:
     parsed = parse_judgment(load_rubric(), reply)
     if label is None:
-        # The first JSON object has no label: never a guess from later text.
+        # A JSON object without a label: never a guess from the text.
         assert parsed.reason == "no_label"
         assert parsed.label is None
     else:

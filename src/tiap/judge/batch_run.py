@@ -48,7 +48,7 @@ from tiap.judge.batch_api import (
 from tiap.judge.call import CallOutcome
 from tiap.judge.direct import DirectJudge, RunContext, pairs_in
 from tiap.judge.failures import classify
-from tiap.judge.outcomes import Rater
+from tiap.judge.outcomes import Rater, asks_json_only
 from tiap.judge.plan import Group, JudgePlan, Pair
 from tiap.judge.pricing import Price, batch_price, table_batch_price, table_price
 from tiap.judge.reporting import report_batch
@@ -400,7 +400,14 @@ class BatchJudge:
         cases: dict[str, list[str]] = defaultdict(list)
         for bp in ws.submission_pairs(sub_id):
             cases[bp.request_hash].append(bp.case_id)
-        rater = Rater(sub.rater, sub.model, sub.api_base, sub.panel, sub.settings_hash)
+        rater = Rater(
+            sub.rater,
+            sub.model,
+            sub.api_base,
+            sub.panel,
+            sub.settings_hash,
+            structured=self._asks_json_only(pending),
+        )
         price = self.price
         if sub.model != self.jp.judge.model:  # submitted when the judge had another model
             price = table_batch_price(sub.model) or table_price(sub.model)
@@ -439,6 +446,14 @@ class BatchJudge:
             )
         tally.batch_retried += len(retry)
         self.leftover.extend(self._groups(sub, retry))
+
+    def _asks_json_only(self, pending: list[BatchRequest]) -> bool:
+        """How a submission's replies are read: as its requests asked (a submission
+        is one judge under one settings hash), else as this judge's would."""
+        for request in pending:
+            if request.request_json:
+                return asks_json_only(json.loads(request.request_json))
+        return self.rater.structured
 
     def _store(
         self,

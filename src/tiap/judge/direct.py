@@ -25,7 +25,7 @@ from tiap.judge.call import CallOutcome, call_model
 from tiap.judge.claims import CLAIM_MIN, Claim, Claimer, Ledger
 from tiap.judge.failures import Failure
 from tiap.judge.limiter import AdaptiveLimit
-from tiap.judge.outcomes import Rater, Recorder
+from tiap.judge.outcomes import Rater, Recorder, asks_json_only
 from tiap.judge.plan import Group, JudgePlan, RunPlan
 from tiap.judge.reporting import Reporter
 from tiap.judge.request import full_request, litellm_kwargs
@@ -54,7 +54,14 @@ class RunContext:
 
     def rater(self, jp: JudgePlan) -> Rater:
         j = jp.judge
-        return Rater(j.name, j.model, j.api_base, self.plan.panel.name, jp.settings_hash)
+        return Rater(
+            j.name,
+            j.model,
+            j.api_base,
+            self.plan.panel.name,
+            jp.settings_hash,
+            structured=asks_json_only(jp.settings),
+        )
 
     def claimer(self, jp: JudgePlan) -> Claimer:
         return Claimer(

@@ -10,14 +10,19 @@ settles the call's budget reservation and drops the run's leases on the pairs.
 A label without a label carries a :class:`~tiap.rubric.Reason` code and, apart, its
 detail (``note``: the label outside the rubric, the provider's error, the size of a
 cut reply). A reply cut at the panel's ``max_reply_bytes`` (its record says
-``truncated``) keeps its one bounded copy with its call: its label rows get the
-label parsed from that part, or ``reply_too_large``, and no ``raw`` copy.
+``truncated``) keeps its one bounded copy with its call: its label rows get
+``reply_too_large`` (what was cut could hold another label, so the part kept is
+never read as the answer) and no ``raw`` copy.
+
+A reply is read by the rule of :func:`tiap.rubric.parse_judgment`, as its request
+asked: JSON only under a ``json_schema`` or ``json_object`` response format
+(:attr:`Rater.structured`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,13 +37,22 @@ from tiap.rubric import Reason, Rubric, parse_judgment
 
 @dataclass(frozen=True)
 class Rater:
-    """Who a label is by, and under which settings: what a label row carries."""
+    """Who a label is by, and under which settings: what a label row carries, and
+    how its replies are read (``structured``: its requests asked for JSON only)."""
 
     name: str
     model: str
     api_base: str | None
     panel: str | None
     settings_hash: str
+    structured: bool
+
+
+def asks_json_only(request: Mapping[str, Any]) -> bool:
+    """Whether a request (its settings, :func:`tiap.judge.request.judge_settings`)
+    asked for JSON only: a ``json_schema`` or ``json_object`` response format. Its
+    replies are then read as that object alone (:func:`tiap.rubric.parse_judgment`)."""
+    return request.get("response_format") is not None
 
 
 @dataclass
@@ -100,24 +114,24 @@ class Recorder:
         """The label a reply's content gives (NULL with its reason when invalid);
         ``truncated``: the reply was cut at ``max_reply_bytes`` (its full size
         ``reply_bytes`` when known)."""
-        parsed = parse_judgment(self.rubric, content)
-        reason, note = parsed.reason, parsed.detail
-        if parsed.label is None and reason is Reason.EMPTY and refusal:
+        parsed = parse_judgment(self.rubric, content, structured=rater.structured)
+        label, reason, note = parsed.label, parsed.reason, parsed.detail
+        if label is None and reason is Reason.EMPTY and refusal:
             reason, note = Reason.REFUSAL, refusal[:NOTE_CHARS]
         if truncated:
+            # what was cut could hold another label: the part kept is never an answer
             size = f"{reply_bytes:,} bytes" if reply_bytes else "more than it read"
             note = (
                 f"reply of {size} cut to its first {self.max_reply_bytes:,} bytes "
                 "(max_reply_bytes), kept with its call"
             )
-            if parsed.label is None:
-                reason = Reason.REPLY_TOO_LARGE
+            label, reason = None, Reason.REPLY_TOO_LARGE
         rationale = parsed.rationale
         if rationale is not None and len(rationale) > RATIONALE_CHARS:
             rationale = rationale[:RATIONALE_CHARS] + "…"
         return LabelRecord(
             **self._base(rater, case_id, request_hash),
-            label=parsed.label,
+            label=label,
             reason=None if reason is None else reason.value,
             rationale=scrub(rationale, self.secrets),
             note=scrub(note, self.secrets),

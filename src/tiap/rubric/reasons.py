@@ -28,6 +28,9 @@ class Reason(StrEnum):
     """a label that is not one of the rubric's (the label given is the detail)"""
     REPLY_TOO_LARGE = "reply_too_large"
     """a reply past the panel's ``max_reply_bytes``, no label in the part kept"""
+    AMBIGUOUS_REPLY = "ambiguous_reply"
+    """more than one label in the reply, or its answer is not the reply's end (or,
+    under a structured response format, not the whole reply)"""
 
     # the call
     TIMEOUT = "timeout"
