@@ -181,6 +181,54 @@ def _expect_7(before: sqlite3.Connection, after: sqlite3.Connection) -> None:
     conn.close()
 
 
+def _expect_8(before: sqlite3.Connection, after: sqlite3.Connection) -> None:
+    new = {
+        "submission_key",
+        "fetch_failures",
+        "malformed_lines",
+        "duplicate_lines",
+        "unknown_lines",
+        "missing_lines",
+    }
+    assert not new & set(_columns(before, "provider_batches"))
+    assert set(_columns(after, "provider_batches")[-len(new) :]) == new
+    assert _columns(after, "provider_batch_requests")[-1] == "reserved_usd"
+    # a submission and a line of an earlier tiap keep their values, the new columns
+    # read as nothing counted, nothing reserved, no key
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    migrate(conn, target=7)
+    fill(conn)
+    conn.execute(
+        "INSERT INTO provider_batches (state, rater, model, provider, rubric_hash, "
+        "settings_hash, label_epoch, requests, pairs, bytes, submitted_by, created_at, "
+        "updated_at) VALUES ('submitted', 'judge-a', 'openai/m', 'openai', 'rh', 'sh', 0, 1, 1, "
+        "10, 'me', 't', 't')"
+    )
+    conn.execute(
+        "INSERT INTO provider_batch_requests (submission, custom_id, request_hash) "
+        "VALUES (1, 'h1', 'h1')"
+    )
+    migrate(conn, target=8)
+    row = conn.execute(
+        "SELECT state, submission_key, fetch_failures, malformed_lines, duplicate_lines, "
+        "unknown_lines, missing_lines FROM provider_batches"
+    ).fetchall()
+    assert row == [("submitted", None, 0, 0, 0, 0, 0)]
+    assert conn.execute("SELECT state, reserved_usd FROM provider_batch_requests").fetchall() == [
+        ("pending", 0.0)
+    ]
+    # one key names one submission
+    conn.execute("UPDATE provider_batches SET submission_key = 'k'")
+    with pytest.raises(sqlite3.IntegrityError):
+        conn.execute(
+            "INSERT INTO provider_batches (state, rater, model, provider, rubric_hash, "
+            "settings_hash, label_epoch, requests, pairs, bytes, submitted_by, created_at, "
+            "updated_at, submission_key) VALUES ('prepared', 'judge-a', 'openai/m', 'openai', "
+            "'rh', 'sh', 0, 1, 1, 10, 'me', 't', 't', 'k')"
+        )
+    conn.close()
+
+
 EXPECT: dict[int, Callable[[sqlite3.Connection, sqlite3.Connection], None]] = {
     1: _expect_1,
     2: _expect_2,
@@ -189,6 +237,7 @@ EXPECT: dict[int, Callable[[sqlite3.Connection, sqlite3.Connection], None]] = {
     5: _expect_5,
     6: _expect_6,
     7: _expect_7,
+    8: _expect_8,
 }
 
 

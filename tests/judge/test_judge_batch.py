@@ -11,7 +11,20 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from judge_support import KEY_ENV, execute, make_case, rows
+from batch_support import (
+    BATCH_PRICES,
+    FAST,
+    PRICES,
+    batch_lines,
+    direct_requests,
+    expected,
+    labels,
+    number,
+    parity,
+    run_cli,
+    write_panel,
+)
+from judge_support import execute, make_case, rows
 from run_support import model_and_question
 
 from support.batch_server import BatchServer
@@ -20,90 +33,23 @@ from support.loopback import (
     garbage,
     label_reply,
     large_reply,
-    question_key,
     reply,
     reset,
     status,
 )
 from tiap.cases import Workspace
-from tiap.cli import main
 from tiap.judge import load_panel, plan_run, run_panel
 from tiap.judge.batch_api import BatchLimits, batch_route
 from tiap.judge.batch_run import BatchOptions
 from tiap.rubric import load_rubric
 
-FAST = BatchOptions(poll_s=0.01)
-# $1 / $2 per million tokens directly, half that through the batch API
-PRICES = (1.0, 2.0)
-BATCH_PRICES = (0.5, 1.0)
-
-
-def number(body: dict) -> int:
-    return int(question_key(body).rsplit(" ", 1)[1].rstrip("?"))
-
-
-def parity(body: dict) -> object:
-    """Even cases supports, odd partial."""
-    return label_reply("supports" if number(body) % 2 == 0 else "partial")
-
-
-def expected(i: int) -> str:
-    return "supports" if i % 2 == 0 else "partial"
-
-
-def panel_text(url: str, judges: dict[str, str], *, direct: tuple[str, ...] = ()) -> str:
-    """Judges ``name -> model`` on the loopback server; those in ``direct`` have
-    ``batch = false``."""
-    lines = [
-        'name = "batchy"',
-        "temperature = 0",
-        "max_tokens = 50",
-        "timeout_s = 5",
-        "max_attempts = 3",
-        "backoff_initial_s = 0.01",
-        "backoff_max_s = 0.05",
-    ]
-    for name, model in judges.items():
-        lines += [
-            "[[judges]]",
-            f'name = "{name}"',
-            f'model = "{model}"',
-            f'api_base = "{url}"',
-            f'api_key_env = "{KEY_ENV}"',
-            "concurrency = 2",
-            f"input_cost_per_mtok = {PRICES[0]}",
-            f"output_cost_per_mtok = {PRICES[1]}",
-            f"batch_input_cost_per_mtok = {BATCH_PRICES[0]}",
-            f"batch_output_cost_per_mtok = {BATCH_PRICES[1]}",
-        ]
-        if name in direct:
-            lines.append("batch = false")
-    return "\n".join(lines) + "\n"
-
 
 @pytest.fixture
 def batch_panel(tmp_path: Path):
     def write(url: str, judges: dict[str, str], **kwargs) -> Path:
-        path = tmp_path / "batchy.toml"
-        path.write_text(panel_text(url, judges, **kwargs), encoding="utf-8")
-        return path
+        return write_panel(tmp_path / "batchy.toml", url, judges, **kwargs)
 
     return write
-
-
-def direct_requests(server: BatchServer) -> Counter[str]:
-    """Chat requests that came over HTTP (batch lines carry no Authorization)."""
-    return Counter(r.key for r in server.requests if r.authorization is not None)
-
-
-def batch_lines(server: BatchServer) -> list[dict]:
-    return [json.loads(line) for f in server.uploads() for line in f.data.splitlines()]
-
-
-def labels(db: Path) -> dict[tuple[str, str], tuple[str | None, str | None]]:
-    got = rows(db, "SELECT case_id, rater, label, reason FROM labels ORDER BY id")
-    assert len(got) == len({(c, r) for c, r, _, _ in got})  # one label per pair
-    return {(c, r): (label, reason) for c, r, label, reason in got}
 
 
 def test_each_batch_judge_gets_one_batch_and_results_are_stored_like_direct_calls(
@@ -329,16 +275,6 @@ def test_expired_cancelled_and_failed_batches_are_completed_directly(
         n - answered,
     )
     assert summary.judges[0].batch_retried == n - answered
-
-
-def run_cli(capsys, *args: str) -> tuple[int, str, str]:
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_no_wait_exits_3_then_the_same_command_collects(

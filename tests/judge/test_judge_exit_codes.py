@@ -64,6 +64,7 @@ def test_complete_is_0_and_a_budget_stop_with_work_left_is_3(
     ("extra", "fragment"),
     [
         (("--no-wait",), "--no-wait goes with --batch"),
+        (("--recall-missing",), "--recall-missing goes with --batch"),
         (("--batch", "--poll-interval", "0"), "--poll-interval"),
         (("--lease", "0"), "--lease"),
     ],

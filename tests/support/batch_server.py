@@ -24,17 +24,31 @@ at the provider while in progress, with the first ``expire_after`` lines
 answered), ``failed`` (the batch fails validation: no line executed) or
 ``cancel`` (it waits in ``in_progress`` until cancelled through the API; then
 ``cancelled`` with no line executed).
+
+Faults a provider may have, scriptable per server:
+
+- the list of batches is paged as OpenAI pages it (newest first, ``limit`` at most
+  ``page_max``, ``after`` a batch id, ``has_more``); :meth:`BatchServer.add_batches`
+  adds batches of other input files, newer than every batch so far;
+- ``hold_creations``: while set, a created batch's reply waits (the batch exists;
+  its creator never hears of it);
+- ``no_output``: a finished batch has no output file (its counts still say how
+  many lines completed); ``output_gone``: its output file's content answers 404;
+- ``second_lines``: a case key's line comes twice in the output, the second with
+  this behaviour (a reply like the first agrees, another disagrees);
+- ``unknown_lines``: output lines whose custom ids are not in the batch.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from support.loopback import LoopbackServer, Script, SeenRequest, completion
+from support.loopback import LoopbackServer, Script, SeenRequest, completion, label_reply
 
 
 @dataclass
@@ -87,6 +101,9 @@ class ServerBatch:
         }
 
 
+#: the input file of the batches :meth:`BatchServer.add_batches` adds.
+_OTHERS = "someone-else.jsonl"
+
 _FORWARD = {"validating": "in_progress", "in_progress": "finalizing", "finalizing": "completed"}
 
 
@@ -100,12 +117,25 @@ class BatchServer(LoopbackServer):
         fates: list[str] | None = None,
         steps_per_poll: int = 1,
         expire_after: int = 1,
+        page_max: int = 100,
+        no_output: bool = False,
+        output_gone: bool = False,
+        second_lines: dict[str, Any] | None = None,
+        unknown_lines: int = 0,
         **kwargs: Any,
     ) -> None:
         super().__init__(script, **kwargs)
         self.fates = list(fates or [])
         self.steps_per_poll = steps_per_poll
         self.expire_after = expire_after
+        self.page_max = page_max
+        self.no_output = no_output
+        self.output_gone = output_gone
+        self.second_lines = dict(second_lines or {})
+        self.unknown_lines = unknown_lines
+        self.hold_creations = False
+        #: files whose content answers 404
+        self.gone: set[str] = set()
         self.files: dict[str, StoredFile] = {}
         self.batches: dict[str, ServerBatch] = {}
         #: every admin request: (method, path)
@@ -120,8 +150,28 @@ class BatchServer(LoopbackServer):
             return Counter(m for b in self.batches.values() for m in set(b.models))
 
     def uploads(self) -> list[StoredFile]:
+        """The batch input files uploaded to the server (not those of :meth:`add_batches`)."""
         with self._lock:
-            return [f for f in self.files.values() if f.purpose == "batch"]
+            return [
+                f for f in self.files.values() if f.purpose == "batch" and f.filename != _OTHERS
+            ]
+
+    def add_batches(self, n: int) -> None:
+        """``n`` batches of other input files (someone else's work on the account),
+        newer than every batch so far; they never run."""
+        f = self._add_file("batch", _OTHERS, b"")
+        with self._lock:
+            for _ in range(n):
+                batch_id = f"batch_{len(self.batches) + 1}"
+                self.batches[batch_id] = ServerBatch(
+                    id=batch_id,
+                    input_file_id=f.id,
+                    endpoint="/v1/chat/completions",
+                    completion_window="24h",
+                    metadata={"owner": "someone else"},
+                    fate="cancel",
+                    created_at=int(time.time()),
+                )
 
     # ------------------------------------------------------------------- routes
 
@@ -187,7 +237,7 @@ class BatchServer(LoopbackServer):
 
         self._log(request)
         f = self.files.get(request.match_info["id"])
-        if f is None:
+        if f is None or f.id in self.gone:
             return self._not_found("file")
         return web.Response(body=f.data, content_type="application/octet-stream")
 
@@ -214,15 +264,30 @@ class BatchServer(LoopbackServer):
                 models=[str(line.get("body", {}).get("model")) for line in lines],
             )
             self.batches[batch.id] = batch
+        while self.hold_creations:
+            await asyncio.sleep(0.01)
         return web.json_response(batch.json())
 
     async def _list_batches(self, request: Any) -> Any:
         from aiohttp import web
 
         self._log(request)
+        limit = min(int(request.query.get("limit", "20")), self.page_max)
+        after = request.query.get("after")
         with self._lock:
-            data = [b.json() for b in reversed(list(self.batches.values()))]
-        return web.json_response({"object": "list", "data": data, "has_more": False})
+            newest_first = [b.json() for b in reversed(list(self.batches.values()))]
+        ids = [b["id"] for b in newest_first]
+        start = ids.index(after) + 1 if after in ids else 0
+        data = newest_first[start : start + limit]
+        return web.json_response(
+            {
+                "object": "list",
+                "data": data,
+                "first_id": data[0]["id"] if data else None,
+                "last_id": data[-1]["id"] if data else None,
+                "has_more": start + limit < len(newest_first),
+            }
+        )
 
     async def _retrieve_batch(self, request: Any) -> Any:
         from aiohttp import web
@@ -319,9 +384,20 @@ class BatchServer(LoopbackServer):
                 output.append('{"id": "batch_req_broken", "custom_id": ')
                 completed += 1
             # reset: the line is in neither file
+            second = self.second_lines.get(key)
+            if second is not None and behaviour.kind == "reply":
+                response = {"status_code": 200, "request_id": f"req_{n}_again"}
+                response["body"] = completion(seen, second)
+                output.append(self._line(batch, n, custom_id, response, None))
+        for n in range(self.unknown_lines):
+            other = SeenRequest(-1, f"unknown-{n}", {"model": "unknown"}, None, time.monotonic())
+            response = {"status_code": 200, "body": completion(other, label_reply("supports"))}
+            output.append(self._line(batch, 10_000 + n, f"unknown-{n}", response, None))
         output.reverse()  # a provider's output is not in input order
-        if output:
+        if output and not self.no_output:
             batch.output_file_id = self._add_file("batch_output", "out.jsonl", _jsonl(output)).id
+            if self.output_gone:
+                self.gone.add(batch.output_file_id)
         if errors:
             batch.error_file_id = self._add_file("batch_output", "err.jsonl", _jsonl(errors)).id
         batch.completed, batch.failed = completed, failed

@@ -7,6 +7,11 @@ pairs belong to it (no run calls or submits them) until its results are stored
 (``closed``) or it is given up before the provider ever saw it (``abandoned``).
 The provider's batch id is recorded as soon as it is known; one run at a time
 polls a batch (``poller``, renewed like a lease), any run may take it over.
+
+A submission's reservation is its own row of the budget ledger (owner
+``batch:<id>``, in the budget of the run that submitted it): it outlives that run
+and counts against the budget until the submission's lines are stored, each line
+settling its reservation with its cost in the transaction that stores it.
 """
 
 from __future__ import annotations
@@ -14,12 +19,22 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from tiap.cases.rows import BATCH_PAIRS, BATCH_REQUESTS, BATCHES
-from tiap.cases.run_models import BatchPair, BatchRequest, ProviderBatch, RequestState
+from tiap.cases.rows import BATCH_PAIRS, BATCH_REQUESTS, BATCHES, LEDGER
+from tiap.cases.run_models import (
+    BatchPair,
+    BatchRequest,
+    LedgerEntry,
+    ProviderBatch,
+    RequestState,
+)
 from tiap.cases.store import Store, chunks, marks, now_iso
 from tiap.errors import TiapError
 
 _OPEN = "state NOT IN ('closed', 'abandoned')"
+#: a batch's ledger row does not expire: it is closed when the batch is over.
+BATCH_LEDGER_EXPIRES = 253_402_300_799.0  # 9999-12-31
+#: counters of a submission that :meth:`BatchStore.add_to_submission` increments.
+_COUNTERS = frozenset({"answered", "retried", "cost_usd"})
 
 
 class BatchStore(Store):
@@ -62,11 +77,40 @@ class BatchStore(Store):
             [*(fields[n] for n in names), sub_id],
         )
 
+    def add_to_submission(self, sub_id: int, **amounts: float) -> None:
+        """Add to some counters of a submission (in the caller's transaction, with
+        what they count: a resumed ingest adds to what an interrupted one stored)."""
+        unknown = set(amounts) - _COUNTERS
+        if unknown:
+            raise ValueError(f"not counters of provider_batches: {sorted(unknown)}")
+        names = sorted(amounts)
+        sets = ", ".join(f"{n} = COALESCE({n}, 0) + ?" for n in names)
+        self._write(
+            f"UPDATE provider_batches SET {sets}, updated_at = ? WHERE id = ?",
+            [*(amounts[n] for n in names), now_iso(), sub_id],
+        )
+
+    def _batch_select(self) -> str:
+        """The columns of ``provider_batches`` this schema has (an older one, opened
+        read-only, lacks the newer ones: they keep their defaults)."""
+        present = {str(r[1]) for r in self._all("PRAGMA table_info(provider_batches)")}
+        return BATCHES.select(present=present)
+
     def submission(self, sub_id: int) -> ProviderBatch:
-        row = self._one(f"SELECT {BATCHES.select()} FROM provider_batches WHERE id = ?", [sub_id])
+        row = self._one(
+            f"SELECT {self._batch_select()} FROM provider_batches WHERE id = ?", [sub_id]
+        )
         if row is None:
             raise TiapError(f"{self.path}: no provider batch submission {sub_id}")
         return BATCHES.load(row)
+
+    def find_submission(self, ref: str) -> ProviderBatch | None:
+        """A submission by its number or by the provider's batch id."""
+        if not self._has_table("provider_batches"):
+            return None
+        where, arg = ("id = ?", int(ref)) if ref.isdigit() else ("batch_id = ?", ref)
+        row = self._one(f"SELECT {self._batch_select()} FROM provider_batches WHERE {where}", [arg])
+        return None if row is None else BATCHES.load(row)
 
     def submissions(
         self,
@@ -87,14 +131,15 @@ class BatchStore(Store):
             args.append(rubric_hash)
         if open_only:
             where.append(_OPEN)
-        sql = f"SELECT {BATCHES.select()} FROM provider_batches WHERE {' AND '.join(where)}"
+        sql = f"SELECT {self._batch_select()} FROM provider_batches WHERE {' AND '.join(where)}"
         rows = self._all(sql + " ORDER BY id", args)
         return BATCHES.load_all(rows)
 
     def submission_requests(self, sub_id: int) -> list[BatchRequest]:
+        present = {str(r[1]) for r in self._all("PRAGMA table_info(provider_batch_requests)")}
         rows = self._all(
-            f"SELECT {BATCH_REQUESTS.select()} FROM provider_batch_requests WHERE submission = ? "
-            "ORDER BY rowid",
+            f"SELECT {BATCH_REQUESTS.select(present=present)} FROM provider_batch_requests "
+            "WHERE submission = ? ORDER BY rowid",
             [sub_id],
         )
         return BATCH_REQUESTS.load_all(rows)
@@ -153,6 +198,59 @@ class BatchStore(Store):
                     for custom_id, state in states.items()
                 ],
             )
+
+    # ------------------------------------------------------------------- ledger
+
+    def open_batch_ledger(
+        self,
+        sub: ProviderBatch,
+        *,
+        budget: str,
+        scope: str,
+        max_cost_usd: float | None,
+        reserved_usd: float,
+    ) -> None:
+        """Add a submission's ledger row, in ``budget``, holding ``reserved_usd``."""
+        entry = LedgerEntry(
+            owner=sub.ledger_owner,
+            budget=budget,
+            scope=scope,
+            max_cost_usd=max_cost_usd,
+            reserved_usd=reserved_usd,
+            started_at=now_iso(),
+            expires_at=BATCH_LEDGER_EXPIRES,
+        )
+        self._write(LEDGER.insert_sql(), LEDGER.values(entry))
+
+    def _ensure_batch_ledger(self, sub: ProviderBatch) -> None:
+        """A submission recorded before submissions had ledger rows gets one now, in
+        the budget of the run that submitted it (its reservation lapsed with that run)."""
+        owner = sub.ledger_owner
+        if self._one("SELECT 1 FROM budget_ledger WHERE owner = ?", [owner]) is not None:
+            return
+        row = self._one(
+            "SELECT budget, scope FROM budget_ledger WHERE owner = ?", [sub.submitted_by]
+        )
+        budget, scope = (str(row[0]), str(row[1])) if row is not None else (owner, owner)
+        self.open_batch_ledger(sub, budget=budget, scope=scope, max_cost_usd=None, reserved_usd=0)
+
+    def settle_batch_ledger(self, sub: ProviderBatch, reserved: float, spent: float) -> None:
+        """Release ``reserved`` of a submission's reservation and record ``spent``."""
+        with self.transaction():
+            self._ensure_batch_ledger(sub)
+            self._conn.execute(
+                "UPDATE budget_ledger SET reserved_usd = MAX(0, reserved_usd - ?), "
+                "spent_usd = spent_usd + ? WHERE owner = ?",
+                [reserved, spent, sub.ledger_owner],
+            )
+
+    def close_batch_ledger(self, sub: ProviderBatch) -> None:
+        """The submission is over: what it still reserved is released."""
+        self._write(
+            "UPDATE budget_ledger SET reserved_usd = 0, finished_at = ? WHERE owner = ? "
+            "AND finished_at IS NULL",
+            [now_iso(), sub.ledger_owner],
+        )
 
     # ------------------------------------------------------------------ polling
 

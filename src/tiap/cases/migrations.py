@@ -346,3 +346,25 @@ def labels_reason_codes(conn: sqlite3.Connection) -> None:
         "reason = substr(reason, 1, instr(reason, ':') - 1) "
         "WHERE rater_kind = 'judge' AND reason LIKE 'label_outside_rubric:%'"
     )
+
+
+@migration(8, "provider batches: submission keys, line reservations, output tries, line counts")
+def provider_batch_books(conn: sqlite3.Connection) -> None:
+    # submission_key: a random key recorded before the batch is created and sent in
+    # its metadata, by which a run finds a batch whose creation it did not see end.
+    # fetch_failures: reads of the batch's output files that failed for good (404).
+    # *_lines: lines of its output files that were malformed, repeated a custom id,
+    # named a custom id not in the batch, or that the provider counted completed
+    # without a result in either file. A line's reservation is what the claim
+    # reserved for it (its worst case at the batch price), settled as it is stored.
+    for sql in (
+        "ALTER TABLE provider_batches ADD COLUMN submission_key TEXT",
+        "ALTER TABLE provider_batches ADD COLUMN fetch_failures INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE provider_batches ADD COLUMN malformed_lines INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE provider_batches ADD COLUMN duplicate_lines INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE provider_batches ADD COLUMN unknown_lines INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE provider_batches ADD COLUMN missing_lines INTEGER NOT NULL DEFAULT 0",
+        "CREATE UNIQUE INDEX provider_batches_key ON provider_batches(submission_key)",
+        "ALTER TABLE provider_batch_requests ADD COLUMN reserved_usd REAL NOT NULL DEFAULT 0",
+    ):
+        conn.execute(sql)

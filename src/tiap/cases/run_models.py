@@ -54,17 +54,23 @@ class LedgerEntry(BaseModel):
     finished_at: str | None = None
 
 
-BatchState = Literal["prepared", "uploaded", "creating", "submitted", "closed", "abandoned"]
+BatchState = Literal[
+    "prepared", "uploaded", "creating", "submitted", "missing", "closed", "abandoned"
+]
 """``provider_batches.state``: tiap's side of a submission. ``prepared`` (recorded,
 nothing sent), ``uploaded`` (input file sent), ``creating`` (the batch is being
 created: its id may exist at the provider), ``submitted`` (batch id known),
-``closed`` (results stored), ``abandoned`` (never created; its pairs are free)."""
+``missing`` (over, its results stored, except lines the provider counted completed
+that are in neither of its files: their pairs stay held until they are called
+again on purpose or the batch is abandoned), ``closed`` (results stored),
+``abandoned`` (never created, or given up: its pairs are free)."""
 
 BATCH_STATES: tuple[BatchState, ...] = (
     "prepared",
     "uploaded",
     "creating",
     "submitted",
+    "missing",
     "closed",
     "abandoned",
 )
@@ -72,7 +78,8 @@ BATCH_STATES: tuple[BatchState, ...] = (
 RequestState = Literal["pending", "answered", "failed", "retry"]
 """``provider_batch_requests.state``: ``answered`` (stored like a direct call),
 ``failed`` (stored as an invalid judgment), ``retry`` (not answered by the batch:
-expired, cancelled, a failed or malformed line; called again directly)."""
+expired, cancelled, a failed or malformed line; called again directly). A line of a
+``missing`` submission without a result stays ``pending``."""
 
 
 class ProviderBatch(BaseModel):
@@ -98,6 +105,9 @@ class ProviderBatch(BaseModel):
     requests: int
     pairs: int
     bytes: int
+    #: a random key, recorded before the batch is created and sent in its metadata
+    #: (``tiap_key``): how a run finds a batch whose creation it did not see end.
+    submission_key: str | None = None
     input_file_id: str | None = None
     output_file_id: str | None = None
     error_file_id: str | None = None
@@ -105,6 +115,16 @@ class ProviderBatch(BaseModel):
     failed: int = 0
     answered: int = 0
     retried: int = 0
+    #: reads of its output files that failed for good (a 404): after a few, the
+    #: files are taken as missing.
+    fetch_failures: int = 0
+    #: lines of its output files that could not be read, that repeated a custom id,
+    #: that named a custom id not in the batch; and lines the provider counted
+    #: completed that are in neither file.
+    malformed_lines: int = 0
+    duplicate_lines: int = 0
+    unknown_lines: int = 0
+    missing_lines: int = 0
     reserved_usd: float = 0.0
     cost_usd: float | None = None
     submitted_by: str
@@ -120,6 +140,11 @@ class ProviderBatch(BaseModel):
         """Its pairs belong to it until its results are stored."""
         return self.state not in ("closed", "abandoned")
 
+    @property
+    def ledger_owner(self) -> str:
+        """Its row in the budget ledger: what it reserved, until it is over."""
+        return f"batch:{self.id}"
+
 
 class BatchRequest(BaseModel):
     """One row of ``provider_batch_requests``: one line of a submission (one
@@ -133,6 +158,8 @@ class BatchRequest(BaseModel):
     #: the stored request (``model_calls.request_json``), until its result is stored.
     request_json: str | None = None
     state: RequestState = "pending"
+    #: its worst case at the batch price, reserved when it was submitted.
+    reserved_usd: float = 0.0
 
 
 class BatchPair(BaseModel):

@@ -20,6 +20,12 @@ RESUME_HINT = (
 )
 #: ... and with ``--batch``: what was submitted keeps running at the provider.
 BATCH_HINT = "; submitted provider batches keep running: the same command collects them"
+#: ... and when batches hold lines whose results are missing: the choices.
+MISSING_HINT = (
+    "provider batches whose lines the provider counted completed but whose results are "
+    "missing: the --batch command with --recall-missing calls them directly (the provider "
+    "may have charged for them), 'tiap judge batches --abandon ID' frees them"
+)
 #: Exit status when work is left that a later run can do: the budget ran out, or
 #: provider batches are still running.
 EXIT_INCOMPLETE = 3
@@ -205,6 +211,11 @@ def _summary_notes(summary: Any, come_back: str | None) -> list[str]:
             f"{summary.in_batches} judgments wait in provider batches; collect them with the "
             f"--batch command again{how}"
         )
+    for b in summary.batches:
+        if b.note:
+            lines.append(f"batch {b.submission} ({b.judge}): {b.note}")
+    if summary.missing_in_batches:
+        lines.append(f"{summary.missing_in_batches} judgments are held by {MISSING_HINT}")
     return lines
 
 
@@ -250,6 +261,12 @@ def run(
         help="With --batch: submit (and collect what is finished), then exit 3 without "
         "waiting; the same command collects the rest.",
     ),
+    recall_missing: bool = typer.Option(
+        False,
+        "--recall-missing",
+        help="With --batch: call directly the lines of finished batches that the provider "
+        "counted completed but whose results are missing (it may have charged for them).",
+    ),
     poll_interval: float = typer.Option(
         30.0,
         "--poll-interval",
@@ -286,7 +303,13 @@ def run(
     check_float("--lease", lease, minimum=0.1, maximum=86_400.0)
     if no_wait and not batch:
         raise TiapError("--no-wait goes with --batch")
-    options = BatchOptions(wait=not no_wait, poll_s=poll_interval) if batch else None
+    if recall_missing and not batch:
+        raise TiapError("--recall-missing goes with --batch")
+    options = (
+        BatchOptions(wait=not no_wait, poll_s=poll_interval, recall_missing=recall_missing)
+        if batch
+        else None
+    )
     the_panel = load_panel(panel)
     the_rubric = load_rubric(rubric)
     with Workspace(db, create=False) as ws:
@@ -335,6 +358,8 @@ def run(
     if summary.incomplete:
         if summary.waiting:
             echo(f"tiap: waiting for provider batches; next: {come_back}", err=True)
+        elif summary.missing_in_batches:
+            echo(f"tiap: work is held by {MISSING_HINT}", err=True)
         else:
             echo("tiap: stopped by the budget; work is left", err=True)
         raise typer.Exit(EXIT_INCOMPLETE)
@@ -368,20 +393,58 @@ def _print_batches(reports: list[Any]) -> None:
                 )
             )
         )
-    _console().print(table)
+    console = _console()
+    console.print(table)
+    for r in reports:
+        if r.note:
+            console.print(inert(f"{r.submission}: {r.note}"), markup=False)
+
+
+def _abandon(db: Path, ref: str, as_json: bool) -> None:
+    from tiap.cases import Workspace
+    from tiap.judge.batch_admin import abandon_batch
+
+    with Workspace(db, create=False) as ws:
+        done = abandon_batch(ws, ref)
+    event = done.event
+    if as_json:
+        echo_json(event.model_dump_json(indent=2))
+        return
+    echo(
+        f"batch {event.submission} ({event.batch_id or 'never created'}, judge {event.judge}) "
+        f"abandoned: {event.pairs} judgments are free again (the next run judges them); "
+        f"{_money(event.spent_usd)} counted as spent for lines the provider may have charged"
+    )
+    if event.may_still_run:
+        echo(
+            f"tiap: warning: the provider may still run batch {event.batch_id or event.submission}"
+            " (tiap does not cancel it): cancel it there",
+            err=True,
+        )
 
 
 @app.command("batches")
 def batches(
     db: Path = typer.Option(..., "--db", help="The workspace (SQLite file)."),
     as_json: bool = typer.Option(False, "--json", help="Print the batches as JSON on stdout."),
+    abandon: str | None = typer.Option(
+        None,
+        "--abandon",
+        metavar="ID",
+        help="Give up an open batch (its id, or the provider's batch id): its pairs are "
+        "free again; recorded.",
+    ),
 ) -> None:
     """List the provider batches submitted from this workspace (read-only): their
     status and counts. 'stored' lines were stored like direct calls; lines 'again'
-    were called again directly (expired, cancelled, failed or malformed)."""
+    were called again directly (expired, cancelled, failed or malformed); a batch's
+    note says what was wrong with its output. --abandon gives one up."""
     from tiap.cases import Workspace
     from tiap.judge.batch_run import batch_report
 
+    if abandon is not None:
+        _abandon(db, abandon, as_json)
+        return
     with Workspace.open_readonly(db) as ws:
         reports = [batch_report(sub) for sub in ws.submissions()]
     if as_json:

@@ -45,6 +45,9 @@ COMPLETION_WINDOW = "24h"
 TERMINAL = frozenset({"completed", "failed", "expired", "cancelled"})
 #: seconds for one administrative request (an upload may be large).
 ADMIN_TIMEOUT_S = 600.0
+#: batches per page of the provider's list (OpenAI's most), and the most pages read.
+LIST_PAGE = 100
+MAX_LIST_PAGES = 100_000
 _MIB = 1024 * 1024
 
 
@@ -166,26 +169,22 @@ def _line_result(obj: Any) -> LineResult | None:
     return None
 
 
-def parse_results(*files: bytes) -> tuple[dict[str, LineResult], int]:
-    """The lines of a batch's output and error files by custom id, and how many
-    lines could not be read (not JSON, no custom id, no response or error). A
-    custom id with a success anywhere keeps the success."""
-    results: dict[str, LineResult] = {}
+def read_lines(data: bytes) -> tuple[list[LineResult], int]:
+    """The lines of one of a batch's files, in order, and how many could not be
+    read (not JSON, no custom id, no response or error)."""
+    results: list[LineResult] = []
     malformed = 0
-    for data in files:
-        for raw in data.splitlines():
-            if not raw.strip():
-                continue
-            try:
-                result = _line_result(json.loads(raw))
-            except ValueError:
-                result = None
-            if result is None:
-                malformed += 1
-                continue
-            seen = results.get(result.custom_id)
-            if seen is None or (seen.body is None and result.body is not None):
-                results[result.custom_id] = result
+    for raw in data.splitlines():
+        if not raw.strip():
+            continue
+        try:
+            result = _line_result(json.loads(raw))
+        except ValueError:
+            result = None
+        if result is None:
+            malformed += 1
+        else:
+            results.append(result)
     return results, malformed
 
 
@@ -229,6 +228,23 @@ def line_failure(result: LineResult, secrets: tuple[str, ...]) -> Failure:
 
 
 # -------------------------------------------------------------------- client
+
+
+class BatchListError(Exception):
+    """The provider's batch list could not be read to its end."""
+
+
+#: the metadata key of a batch that carries its submission's key.
+KEY_FIELD = "tiap_key"
+
+
+def made_for(batch: Any, key: str | None, input_file_id: str | None) -> bool:
+    """Whether a listed batch is the one made for a submission (its key, or its
+    input file: a file id names one upload)."""
+    metadata = getattr(batch, "metadata", None)
+    if key and isinstance(metadata, Mapping) and metadata.get(KEY_FIELD) == key:
+        return True
+    return bool(input_file_id) and getattr(batch, "input_file_id", None) == input_file_id
 
 
 @dataclass(frozen=True)
@@ -277,14 +293,28 @@ class BatchClient:
                 **self._kwargs(),
             )
 
-    async def find(self, input_file_id: str) -> Any | None:
-        """The batch made from an input file, if the provider lists one."""
-        with litellm_session() as litellm:
-            page = await litellm.alist_batches(limit=100, **self._kwargs())
-        for batch in getattr(page, "data", None) or []:
-            if getattr(batch, "input_file_id", None) == input_file_id:
-                return batch
-        return None
+    async def find(self, key: str | None, input_file_id: str | None) -> Any | None:
+        """The batch made for a submission, looked for through every page of the
+        provider's list: the one whose metadata carries the submission's key, or that
+        was made from its input file; None when no page holds it. Raises when the
+        list cannot be read to its end (then nobody knows)."""
+        after: str | None = None
+        seen: set[str] = set()
+        for _ in range(MAX_LIST_PAGES):
+            with litellm_session() as litellm:
+                page = await litellm.alist_batches(after=after, limit=LIST_PAGE, **self._kwargs())
+            data = list(getattr(page, "data", None) or [])
+            for batch in data:
+                if made_for(batch, key, input_file_id):
+                    return batch
+            last = str(getattr(data[-1], "id", "") or "") if data else ""
+            if not getattr(page, "has_more", False):
+                return None
+            if not last or last in seen:
+                raise BatchListError(f"the provider's batch list does not go on after {last!r}")
+            seen.add(last)
+            after = last
+        raise BatchListError(f"the provider's batch list has more than {MAX_LIST_PAGES:,} pages")
 
     async def content(self, file_id: str) -> bytes:
         with litellm_session() as litellm:

@@ -5,59 +5,59 @@
    bytes, as many as the budget takes (each line's worst case at the batch
    price). A submission, its lines and its pairs are recorded in the same
    transaction that claims them, *before* anything is sent: from then on they
-   belong to it. Then the file is uploaded (its id recorded), the batch created
-   (its id recorded). A run killed between the two finds the batch again by its
-   input file (``list batches``) instead of creating a second one.
+   belong to it, and so does its reservation (a ledger row of its own, kept until
+   its lines are stored, whichever run stores them). Then the file is uploaded
+   (its id recorded), the batch created (recorded as being created first, with
+   the submission's random key in the batch's metadata; then its id). A run
+   killed in between finds the batch again by that key or its input file, through
+   every page of the provider's batch list, instead of creating a second one.
 2. **Poll.** Every open submission of the judge under the rubric, this run's and
    earlier runs', is polled (one run at a time polls a batch) until it is over;
    with ``wait=False`` once.
-3. **Store.** A finished batch's output and error files are read and each line
-   stored exactly like a direct call's reply (same cache key, parsing, invalid
-   reasons; cost at the batch price). A failed line whose failure a direct call
-   would not retry (a 400, say) is stored as an invalid judgment, like a direct
-   call's. **Everything the batch did not answer** (an expired or cancelled
-   batch's lines, lines failed with a retryable status, malformed lines, lines
-   missing from both files) **is called again directly, in the same run.**
-   A submission that cannot be made at all (the upload or the creation is
-   refused) is given up and its pairs are called directly too.
+3. **Store** (:mod:`tiap.judge.batch_collect`). A finished batch's output and
+   error files are read and each line stored exactly like a direct call's reply
+   (same cache key, parsing, invalid reasons; cost at the batch price). A failed
+   line whose failure a direct call would not retry (a 400, say) is stored as an
+   invalid judgment, like a direct call's. **Everything the batch did not answer**
+   (an expired or cancelled batch's lines, lines failed with a retryable status,
+   malformed lines, lines missing from both files) **is called again directly, in
+   the same run** — except lines the provider counted completed that are in
+   neither file (no output file, say): those are called again only with
+   ``recall_missing``. A submission that cannot be made at all (the upload or the
+   creation is refused) is given up and its pairs are called directly too.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import secrets
 import time
 from collections import defaultdict, deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tiap.cases.run_models import BatchPair, BatchRequest, ProviderBatch, RequestState
+from tiap.cases.run_models import BatchPair, BatchRequest, ProviderBatch
 from tiap.cases.store import now_iso
 from tiap.judge.batch_api import (
+    KEY_FIELD,
     TERMINAL,
     BatchClient,
     BatchLimits,
-    LineResult,
     batch_line,
     limits_for,
-    line_failure,
-    outcome_from_body,
-    parse_results,
 )
-from tiap.judge.call import CallOutcome
+from tiap.judge.batch_collect import Collector, give_back
 from tiap.judge.direct import DirectJudge, RunContext, pairs_in
 from tiap.judge.failures import classify
-from tiap.judge.outcomes import Rater, asks_json_only
 from tiap.judge.plan import Group, JudgePlan, Pair
-from tiap.judge.pricing import Price, batch_price, table_batch_price, table_price
+from tiap.judge.pricing import Price, batch_price
 from tiap.judge.reporting import report_batch
 from tiap.judge.request import canonical_json, estimate_tokens, full_request
 from tiap.judge.summary import BatchReport
 from tiap.rubric import Reason
 
-#: batch lines stored per transaction.
-STORE_CHUNK = 200
 #: failures of a batch creation after which the batch may exist all the same.
 _UNCERTAIN = frozenset({Reason.TIMEOUT, Reason.CONNECTION_ERROR, Reason.SERVER_ERROR})
 
@@ -65,11 +65,14 @@ _UNCERTAIN = frozenset({Reason.TIMEOUT, Reason.CONNECTION_ERROR, Reason.SERVER_E
 @dataclass(frozen=True)
 class BatchOptions:
     """How ``--batch`` runs: wait for the batches (polling every ``poll_s``
-    seconds) or submit and return; ``limits`` overrides the provider's."""
+    seconds) or submit and return; ``limits`` overrides the provider's;
+    ``recall_missing`` calls directly the lines a batch's provider counted
+    completed that are in neither of its files (``--recall-missing``)."""
 
     wait: bool = True
     poll_s: float = 30.0
     limits: BatchLimits | None = None
+    recall_missing: bool = False
 
 
 def batch_report(sub: ProviderBatch) -> BatchReport:
@@ -86,6 +89,10 @@ def batch_report(sub: ProviderBatch) -> BatchReport:
         failed=sub.failed,
         answered=sub.answered,
         retried=sub.retried,
+        malformed_lines=sub.malformed_lines,
+        duplicate_lines=sub.duplicate_lines,
+        unknown_lines=sub.unknown_lines,
+        missing_lines=sub.missing_lines,
         cost_usd=sub.cost_usd,
         note=sub.note,
         created_at=sub.created_at,
@@ -110,6 +117,9 @@ class BatchJudge:
         self.price: Price | None = batch_price(jp.judge)
         self.client = BatchClient(
             provider, jp.judge.model, jp.judge.api_base, ctx.keys.get(jp.judge.name)
+        )
+        self.collector = Collector(
+            ctx, jp, self.client, self.price, recall_missing=options.recall_missing
         )
         self.rubric_hash = ctx.plan.rubric.content_hash
         self.leftover: list[Group] = []
@@ -144,9 +154,12 @@ class BatchJudge:
             total += line
         return chunk, sizes
 
-    def _record(self, claimed: Sequence[Group], reserved: float, size: int) -> int:
+    def _record(self, claimed: Sequence[Group], reserved: dict[str, float], size: int) -> int:
+        """Record a submission of the claimed groups, and move their reservations
+        from this run's ledger row to the submission's (call inside the claim)."""
         ctx, judge = self.ctx, self.jp.judge
         stamp, now = now_iso(), time.time()
+        total = sum(reserved.values())
         submission = ProviderBatch(
             state="prepared",
             rater=judge.name,
@@ -161,8 +174,9 @@ class BatchJudge:
             requests=len(claimed),
             pairs=pairs_in(claimed),
             bytes=size,
-            reserved_usd=reserved,
+            reserved_usd=total,
             submitted_by=ctx.owner,
+            submission_key=secrets.token_hex(16),
             poller=ctx.owner,
             poll_expires_at=now + ctx.lease_s,
             created_at=stamp,
@@ -174,6 +188,7 @@ class BatchJudge:
                 custom_id=g.request_hash,
                 request_hash=g.request_hash,
                 request_json=canonical_json(self._request(g)),
+                reserved_usd=reserved.get(g.request_hash, 0.0),
             )
             for g in claimed
         ]
@@ -182,7 +197,17 @@ class BatchJudge:
             for g in claimed
             for c in g.case_ids
         ]
-        return ctx.ws.record_submission(submission, requests, pairs)
+        sub_id = ctx.ws.record_submission(submission, requests, pairs)
+        ledger = ctx.ledger
+        ledger.release(total)  # it is the submission's now, not this run's
+        ctx.ws.open_batch_ledger(
+            ctx.ws.submission(sub_id),
+            budget=ledger.budget,
+            scope=ledger.scope,
+            max_cost_usd=ledger.max_cost,
+            reserved_usd=total if ledger.max_cost is not None else 0.0,
+        )
+        return sub_id
 
     def submit(self) -> None:
         """Claim the judge's pending groups into recorded submissions."""
@@ -204,7 +229,7 @@ class BatchJudge:
                 claim = self.claimer.claim(chunk, self._worst, lease=False)
                 if claim.claimed:
                     size = sum(sizes[g.request_hash] for g in claim.claimed)
-                    sub_id = self._record(claim.claimed, sum(claim.reserved.values()), size)
+                    sub_id = self._record(claim.claimed, claim.reserved, size)
                     self.touched.add(sub_id)
             if claim.claimed:
                 self.tally.batches_submitted += 1
@@ -232,59 +257,68 @@ class BatchJudge:
     def _give_up(self, sub: ProviderBatch, why: str) -> None:
         """A submission the provider never took: its pairs are free, called directly."""
         ws = self.ctx.ws
+        requests = ws.submission_requests(sub.id or 0)
         with ws.transaction():
             ws.update_submission(sub.id or 0, state="abandoned", note=why, closed_at=now_iso())
-            if sub.submitted_by == self.ctx.owner:
-                self.ctx.ledger.release(sub.reserved_usd)
+            give_back(ws, sub, [r for r in requests if r.state == "pending"], 0)
+            ws.close_batch_ledger(sub)
         self.tally.route_note = f"a batch could not be submitted ({why}): called directly"
-        self.leftover.extend(self._groups(sub, ws.submission_requests(sub.id or 0)))
+        self.leftover.extend(self._groups(sub, requests))
+
+    def _submitted(self, sub_id: int, batch: Any) -> None:
+        self.ctx.ws.update_submission(
+            sub_id, state="submitted", batch_id=batch.id, provider_status=batch.status
+        )
+
+    async def _find(self, sub: ProviderBatch) -> tuple[bool, Any | None]:
+        """``(known, batch)``: the batch made for a submission being created, looked
+        up through the provider's whole list; ``known`` is False (and a note says
+        why) when the list could not be read: the next poll or run looks again."""
+        try:
+            return True, await self.client.find(sub.submission_key, sub.input_file_id)
+        except Exception as exc:
+            failure = classify(exc, self.ctx.secrets)
+            why = f"creation unconfirmed, the batch list could not be read ({failure.reason})"
+            self.ctx.ws.update_submission(sub.id or 0, note=f"{why}: {failure.message}")
+            self.tally.route_note = f"batch {sub.id}: {why}"
+            return False, None
 
     async def send(self, sub: ProviderBatch) -> None:
         """Upload and create a recorded submission (resuming where a run stopped)."""
         ws, sub_id = self.ctx.ws, sub.id or 0
-        state = sub.state
-        try:
-            if state == "prepared":
-                data = b"".join(
-                    batch_line(r.custom_id, json.loads(r.request_json or "{}"))
-                    for r in ws.submission_requests(sub_id)
-                )
+        if sub.state == "prepared":
+            data = b"".join(
+                batch_line(r.custom_id, json.loads(r.request_json or "{}"))
+                for r in ws.submission_requests(sub_id)
+            )
+            try:
                 file_id = await self.client.upload(f"tiap-batch-{sub_id}.jsonl", data)
-                ws.update_submission(sub_id, state="uploaded", input_file_id=file_id)
-                sub = ws.submission(sub_id)
-                state = "uploaded"
-            if state == "creating":
-                found = await self.client.find(sub.input_file_id or "")
-                if found is not None:
-                    ws.update_submission(
-                        sub_id, state="submitted", batch_id=found.id, provider_status=found.status
-                    )
-                    return
-            ws.update_submission(sub_id, state="creating")
-            state = "creating"
-            made = await self.client.create(
-                sub.input_file_id or "", {"tiap_submission": str(sub_id)}
-            )
-            ws.update_submission(
-                sub_id, state="submitted", batch_id=made.id, provider_status=made.status
-            )
+            except Exception as exc:  # nothing was created: the pairs are free
+                failure = classify(exc, self.ctx.secrets)
+                self._give_up(ws.submission(sub_id), f"{failure.reason}: {failure.message}")
+                return
+            ws.update_submission(sub_id, state="uploaded", input_file_id=file_id)
+        elif sub.state == "creating":  # a run stopped while creating it: it may exist
+            known, found = await self._find(sub)
+            if found is not None:
+                self._submitted(sub_id, found)
+            if found is not None or not known:
+                return
+        sub = ws.submission(sub_id)
+        ws.update_submission(sub_id, state="creating")
+        metadata = {"tiap_submission": str(sub_id), KEY_FIELD: sub.submission_key or ""}
+        try:
+            self._submitted(sub_id, await self.client.create(sub.input_file_id or "", metadata))
+            return
         except Exception as exc:
             failure = classify(exc, self.ctx.secrets)
-            if state == "creating" and failure.reason in _UNCERTAIN:
-                found = None
-                try:
-                    found = await self.client.find(sub.input_file_id or "")
-                except Exception:  # unknown: leave it 'creating'; the next run looks again
-                    self.tally.route_note = (
-                        f"batch {sub_id}: creation unconfirmed ({failure.reason})"
-                    )
-                    return
-                if found is not None:
-                    ws.update_submission(
-                        sub_id, state="submitted", batch_id=found.id, provider_status=found.status
-                    )
-                    return
-            self._give_up(ws.submission(sub_id), f"{failure.reason}: {failure.message}")
+        if failure.reason in _UNCERTAIN:  # it may have been created all the same
+            known, found = await self._find(sub)
+            if found is not None:
+                self._submitted(sub_id, found)
+            if found is not None or not known:
+                return
+        self._give_up(ws.submission(sub_id), f"{failure.reason}: {failure.message}")
 
     # ------------------------------------------------------------------- poll
 
@@ -298,13 +332,16 @@ class BatchJudge:
         return [s for s in subs if ws.take_poll(s.id or 0, self.ctx.owner, expires, now)]
 
     async def poll(self) -> None:
-        """Send what is unsent, poll what runs, store what finished (once unless waiting)."""
+        """Send what is unsent, poll what runs, store what finished (once unless
+        waiting); recall the held lines of ``missing`` submissions if asked to."""
         while True:
-            mine = self._mine()
-            for sub in mine:
+            for sub in self._mine():
                 self.touched.add(sub.id or 0)
                 if sub.state in ("prepared", "uploaded", "creating"):
                     await self.send(sub)
+                elif sub.state == "missing" and self.options.recall_missing:
+                    done = self.collector.recall(sub)
+                    self.leftover.extend(self._groups(sub, done.again))
             running = []
             for sub in self._mine():
                 if sub.state != "submitted" or sub.batch_id is None:
@@ -314,7 +351,12 @@ class BatchJudge:
                 except Exception as exc:  # the provider did not answer: try again later
                     failure = classify(exc, self.ctx.secrets)
                     if failure.fatal:
-                        self.tally.error = f"{failure.reason}: {failure.message}"
+                        hint = ""
+                        if failure.reason is Reason.NOT_FOUND:
+                            hint = f" ('tiap judge batches --abandon {sub.id}' gives it up)"
+                        self.tally.error = (
+                            f"batch {sub.id}: {failure.reason}: {failure.message}{hint}"
+                        )
                         return
                     self.ctx.ws.update_submission(
                         sub.id or 0, note=f"last poll failed: {failure.reason}: {failure.message}"
@@ -339,8 +381,7 @@ class BatchJudge:
         report_batch(self.ctx.reporter, f"batch-{sub.id}", text, done + failed, sub.requests)
         if batch.status not in TERMINAL:
             return False
-        await self.ingest(self.ctx.ws.submission(sub.id or 0), batch)
-        return True
+        return await self.ingest(self.ctx.ws.submission(sub.id or 0), batch)
 
     # ------------------------------------------------------------------ store
 
@@ -364,134 +405,16 @@ class BatchJudge:
             by_hash[bp.request_hash].append(pair)
         return [Group(h, pairs) for h, pairs in by_hash.items()]
 
-    def _outcome(self, result: LineResult | None) -> CallOutcome | None:
-        """The outcome a line stands for, or None when it is to be called again."""
-        if result is None:
-            return None
-        if result.body is not None:
-            return outcome_from_body(
-                result.body,
-                result.custom_id,
-                max_reply_bytes=self.ctx.plan.panel.max_reply_bytes,
-            )
-        if result.status is not None:
-            failure = line_failure(result, self.ctx.secrets)
-            return None if failure.retryable else CallOutcome(failure=failure, attempts=1)
-        return None  # not run: expired, cancelled
-
-    def _cost(self, price: Price | None, outcome: CallOutcome) -> float | None:
-        if price is None or outcome.input_tokens is None or outcome.output_tokens is None:
-            return None
-        return price.cost(outcome.input_tokens, outcome.output_tokens)
-
-    async def ingest(self, sub: ProviderBatch, batch: Any) -> None:
-        """Store a finished batch's results; what it did not answer is called directly."""
-        ctx, ws, sub_id, tally = self.ctx, self.ctx.ws, sub.id or 0, self.tally
-        blobs = [
-            await self.client.content(fid)
-            for fid in (
-                getattr(batch, "output_file_id", None),
-                getattr(batch, "error_file_id", None),
-            )
-            if fid
-        ]
-        results, malformed = parse_results(*blobs)
-        pending = [r for r in ws.submission_requests(sub_id) if r.state == "pending"]
-        cases: dict[str, list[str]] = defaultdict(list)
-        for bp in ws.submission_pairs(sub_id):
-            cases[bp.request_hash].append(bp.case_id)
-        rater = Rater(
-            sub.rater,
-            sub.model,
-            sub.api_base,
-            sub.panel,
-            sub.settings_hash,
-            structured=self._asks_json_only(pending),
-        )
-        price = self.price
-        if sub.model != self.jp.judge.model:  # submitted when the judge had another model
-            price = table_batch_price(sub.model) or table_price(sub.model)
-        retry: list[BatchRequest] = []
-        cost_total = 0.0
-        for i in range(0, len(pending), STORE_CHUNK):
-            states: dict[str, RequestState] = {}
-            with ws.transaction():
-                for request in pending[i : i + STORE_CHUNK]:
-                    outcome = self._outcome(results.get(request.custom_id))
-                    if outcome is None:
-                        states[request.custom_id] = "retry"
-                        retry.append(request)
-                        continue
-                    cost = self._cost(price, outcome)
-                    self._store(rater, request, cases[request.request_hash], outcome, cost, sub)
-                    cost_total += cost or 0.0
-                    states[request.custom_id] = "answered" if outcome.ok else "failed"
-                ws.mark_requests(sub_id, states)
-        with ws.transaction():
-            if sub.submitted_by == ctx.owner:
-                ctx.ledger.release(sub.reserved_usd)
-            note = f"{malformed} malformed output lines" if malformed else None
-            answered = len(pending) - len(retry)
-            ws.update_submission(
-                sub_id,
-                state="closed",
-                closed_at=now_iso(),
-                provider_status=batch.status,
-                output_file_id=getattr(batch, "output_file_id", None),
-                error_file_id=getattr(batch, "error_file_id", None),
-                answered=sub.answered + answered,
-                retried=sub.retried + len(retry),
-                cost_usd=(sub.cost_usd or 0.0) + cost_total,
-                note=note,
-            )
-        tally.batch_retried += len(retry)
-        self.leftover.extend(self._groups(sub, retry))
-
-    def _asks_json_only(self, pending: list[BatchRequest]) -> bool:
-        """How a submission's replies are read: as its requests asked (a submission
-        is one judge under one settings hash), else as this judge's would."""
-        for request in pending:
-            if request.request_json:
-                return asks_json_only(json.loads(request.request_json))
-        return self.rater.structured
-
-    def _store(
-        self,
-        rater: Rater,
-        request: BatchRequest,
-        case_ids: list[str],
-        outcome: CallOutcome,
-        cost: float | None,
-        sub: ProviderBatch,
-    ) -> None:
-        ctx, tally = self.ctx, self.tally
-        failure = outcome.failure
-        if failure is not None and failure.fatal and tally.error is None:
-            tally.error = f"{failure.reason}: {failure.message}"
-        stored = ctx.recorder.record(
-            rater,
-            request_hash=request.request_hash,
-            request=json.loads(request.request_json or "{}"),
-            case_ids=case_ids,
-            outcome=outcome,
-            cost=cost,
-            epoch=sub.label_epoch,
-            reserved=0.0,
-            settle=True,
-            release=False,
-        )
-        tally.calls += 1
-        tally.batch_answered += 1
-        tally.input_tokens += outcome.input_tokens or 0
-        tally.output_tokens += outcome.output_tokens or 0
-        if cost is None:
-            tally.cost_unknown += 1
-        else:
-            tally.cost_usd += cost
-        tally.deduplicated += max(0, len(stored.labels) - 1)
-        tally.done_elsewhere += stored.skipped
-        ctx.count(tally, stored.labels)
-        ctx.reporter.advance(self.jp.judge.name, len(case_ids))
+    async def ingest(self, sub: ProviderBatch, batch: Any) -> bool:
+        """Store a finished batch's results (:mod:`tiap.judge.batch_collect`); what it
+        did not answer is called directly. False when its files could not be read
+        yet (it is polled again)."""
+        read = await self.collector.read(sub, batch)
+        if read is None:
+            return False
+        done = self.collector.ingest(self.ctx.ws.submission(sub.id or 0), batch, read)
+        self.leftover.extend(self._groups(sub, done.again))
+        return True
 
     # -------------------------------------------------------------------- run
 

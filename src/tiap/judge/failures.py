@@ -40,6 +40,7 @@ TRANSPORT_REASONS = frozenset(
         Reason.CONNECTION_ERROR,
         Reason.BAD_REQUEST,
         Reason.ERROR,
+        Reason.DUPLICATE_REPLY,
     }
 )
 

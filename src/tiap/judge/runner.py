@@ -103,8 +103,8 @@ def answer_from_cache(ctx: RunContext) -> None:
 
 def count_batched(ctx: RunContext) -> None:
     """Each judge's pairs that wait in open provider batches when the run ends: held
-    by another live run when it polls them (it stores them), else waiting (a
-    ``--batch`` run collects them)."""
+    by another live run when it polls them (it stores them), held by a batch whose
+    results are missing, else waiting (a ``--batch`` run collects them)."""
     import time
 
     now = time.time()
@@ -121,6 +121,9 @@ def count_batched(ctx: RunContext) -> None:
         }
         for sub_id, n in waiting.items():
             sub = subs.get(sub_id)
+            if sub is not None and sub.state == "missing":  # held until recalled or abandoned
+                tally.missing_in_batches += n
+                continue
             poller = None if sub is None else sub.poller
             expires = 0.0 if sub is None else sub.poll_expires_at or 0.0
             if poller not in (None, ctx.owner) and expires > now and not owner_gone(str(poller)):

@@ -51,6 +51,10 @@ class JudgeTally(BaseModel):
     held_elsewhere: int = 0
     #: pairs waiting in a provider batch when this run ended.
     in_batches: int = 0
+    #: pairs held by provider batches whose provider counted their lines completed
+    #: but whose results are in neither file (``missing``): called again only with
+    #: ``--recall-missing``, or freed by ``tiap judge batches --abandon``.
+    missing_in_batches: int = 0
     #: provider batches this run submitted, and the requests in them.
     batches_submitted: int = 0
     batch_requests: int = 0
@@ -84,6 +88,12 @@ class BatchReport(BaseModel):
     failed: int = 0
     answered: int = 0
     retried: int = 0
+    #: output lines that could not be read, repeated a request, named a request not
+    #: in the batch; lines the provider counted completed without a result.
+    malformed_lines: int = 0
+    duplicate_lines: int = 0
+    unknown_lines: int = 0
+    missing_lines: int = 0
     cost_usd: float | None = None
     note: str | None = None
     created_at: str
@@ -117,6 +127,7 @@ class RunSummary(BaseModel):
     done_elsewhere: int = 0
     held_elsewhere: int = 0
     in_batches: int = 0
+    missing_in_batches: int = 0
     not_started: int = 0
     #: the provider batches this run submitted or polled.
     batches: list[BatchReport] = Field(default_factory=list)
@@ -144,9 +155,14 @@ class RunSummary(BaseModel):
 
     @property
     def incomplete(self) -> bool:
-        """Work is left that this run could have done: the budget stopped it, or
-        batches are still running (exit status 3 on the command line)."""
-        return (self.stopped_by_budget and self.not_started > 0) or self.waiting
+        """Work is left that this run could have done: the budget stopped it,
+        batches are still running, or batches hold lines whose results are missing
+        (exit status 3 on the command line)."""
+        return (
+            (self.stopped_by_budget and self.not_started > 0)
+            or self.waiting
+            or self.missing_in_batches > 0
+        )
 
     @property
     def nothing_to_claim(self) -> bool:
@@ -169,6 +185,7 @@ _SUMMED = (
     "done_elsewhere",
     "held_elsewhere",
     "in_batches",
+    "missing_in_batches",
     "not_started",
 )
 

@@ -51,3 +51,7 @@ class Reason(StrEnum):
     """HTTP 404: the judge stops, no label is stored"""
     ERROR = "error"
     """any other failure of the call"""
+
+    # a provider batch's output
+    DUPLICATE_REPLY = "duplicate_reply"
+    """more than one line of a provider batch's output for one request, and they disagree"""
