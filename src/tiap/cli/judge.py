@@ -255,11 +255,13 @@ def run(
         "--poll-interval",
         help="With --batch: seconds between batch polls (0.01 to 86,400).",
     ),
-    lease: float = typer.Option(
-        120.0,
+    lease: float | None = typer.Option(
+        None,
         "--lease",
-        help="Seconds a claim on a pair lasts unless renewed: how long a run that crashed "
-        "on another host keeps its pairs from others.",
+        help="Seconds a claim on a pair lasts unless renewed (120 by default): how long a "
+        "run that crashed on another host keeps its pairs from others. At least the "
+        "panel's timeout_s plus 1.",
+        show_default=False,
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
     no_progress: bool = typer.Option(
@@ -276,6 +278,7 @@ def run(
     from tiap.judge import dry_run as make_dry_run
     from tiap.judge import load_panel, plan_run
     from tiap.judge.batch_run import BatchOptions
+    from tiap.judge.claims import lease_for
     from tiap.judge.progress import run_with_progress
     from tiap.limits import check_cost, check_float
     from tiap.rubric import load_rubric
@@ -283,11 +286,13 @@ def run(
     if max_cost is not None:
         check_cost("--max-cost", max_cost)
     check_float("--poll-interval", poll_interval, minimum=0.01, maximum=86_400.0)
-    check_float("--lease", lease, minimum=0.1, maximum=86_400.0)
+    if lease is not None:
+        check_float("--lease", lease, minimum=0.1, maximum=86_400.0)
     if no_wait and not batch:
         raise TiapError("--no-wait goes with --batch")
     options = BatchOptions(wait=not no_wait, poll_s=poll_interval) if batch else None
     the_panel = load_panel(panel)
+    lease_s = lease_for(the_panel, lease)  # refused before anything is planned or recorded
     the_rubric = load_rubric(rubric)
     with Workspace(db, create=False) as ws:
         plan = plan_run(
@@ -321,7 +326,7 @@ def run(
                     progress=not no_progress,
                     reporter=lines if wanted(no_progress) else None,
                     batch=options,
-                    lease_s=lease,
+                    lease_s=lease_s,
                 )
         except KeyboardInterrupt:
             raise Interrupted(RESUME_HINT + (BATCH_HINT if batch else "")) from None
