@@ -196,6 +196,35 @@ def test_writes_are_visible_to_another_connection(tmp_path: Path) -> None:
 # -------------------------------------------------------------------------- subsets
 
 
+def test_a_second_handle_in_one_process_leaves_the_wal_to_the_first(tmp_path: Path) -> None:
+    """Two handles on one workspace in one process (a thread of a run, a notebook's
+    worker), one closed: another process must still see the first one's writes.
+    Reading the file outside SQLite to recognise it again would drop this
+    process's locks on it (POSIX locks belong to the process), and the other
+    process would fold the live WAL in and delete it."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "w.sqlite"
+    count = "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
+    count += "print(c.execute('SELECT COUNT(*) FROM cases').fetchone()[0]); c.close()"
+
+    def seen_elsewhere() -> int:
+        out = subprocess.run(
+            [sys.executable, "-c", count, str(path)], capture_output=True, text=True, check=True
+        )
+        return int(out.stdout)
+
+    with Workspace(path) as first:
+        first.add_cases([make_case("a")])
+        Workspace(path, create=False).close()
+        Workspace.open_readonly(path).close()
+        assert seen_elsewhere() == 1
+        first.add_cases([make_case("b")])
+        assert {p.name for p in tmp_path.iterdir()} >= {"w.sqlite-wal", "w.sqlite-shm"}
+        assert seen_elsewhere() == 2
+
+
 def test_subsets_keep_order_and_overlap(ws: Workspace) -> None:
     ws.add_cases([make_case(f"c{i}", query_index=i) for i in range(5)])
     ws.save_subset("val", ["c3", "c0", "c4"], overlap=["c4", "c3"], params={"kind": "validation"})

@@ -121,8 +121,11 @@ def test_a_killed_run_is_taken_over_without_repeating_answered_calls(
     n = 40
     db = make_workspace(n)
     with LoopbackServer(delay_s=0.25, key=model_and_question) as server:
-        panel = write_panel(server.url, judges=("a", "b"), model=MODELS, concurrency=2)
-        # short claims (renewed every 2/3 s): a run elsewhere would lose them in 2 s
+        panel = write_panel(
+            server.url, judges=("a", "b"), model=MODELS, concurrency=2, timeout_s=1.0
+        )
+        # short claims (renewed every 2/3 s; the shortest a 1 s timeout allows): a run
+        # elsewhere would lose them in 2 s
         first, second = judge_run(db, panel, "--lease", "2"), judge_run(db, panel, "--lease", "2")
         # both are working (each holds claims) before one is killed
         wait_for(

@@ -10,9 +10,11 @@ processes judge one workspace at once without paying or storing anything twice.
   run's *label epoch*) that carries the pair's request hash means another run
   judged the pair meanwhile; :meth:`LeaseStore.labels_since` finds them.
 - The **ledger** (``budget_ledger``) holds one row per run: what it has reserved
-  (the worst cases of calls it claimed and has not settled) and what it spent.
-  Runs of one scope that overlap in time share one budget; a run's reservations
-  stop counting when its row expires (it crashed), what it spent keeps counting.
+  (the worst cases of calls it is making and has not settled) and what it spent,
+  and until when it is known to run (``expires_at``: renewed while it works, its
+  end once it has finished). Runs of one scope whose times overlap share a
+  budget (:meth:`LeaseStore.sharing_ledger`); whose reservations still count is
+  decided in :mod:`tiap.judge.claims`.
 
 The judge package composes these calls inside :meth:`Store.transaction`; the
 rules (what is claimable, what fits the budget) are in :mod:`tiap.judge.claims`.
@@ -133,15 +135,18 @@ class LeaseStore(Store):
                 released += int(cur.rowcount)
         return released
 
-    def renew_leases(self, owner: str, expires_at: float) -> int:
-        """Extend every lease of ``owner`` (and its ledger row) to ``expires_at``."""
+    def renew_leases(self, owner: str, expires_at: float, now: float) -> int:
+        """Extend ``owner``'s unexpired leases (and its ledger row) to ``expires_at``.
+        A lease that has run out is lost, not revived: another run may have taken
+        the pair meanwhile (claim it again to hold it)."""
         with self.transaction():
             self._conn.execute(
                 "UPDATE budget_ledger SET expires_at = ? WHERE owner = ? AND finished_at IS NULL",
                 [expires_at, owner],
             )
             cur = self._conn.execute(
-                "UPDATE judge_leases SET expires_at = ? WHERE owner = ?", [expires_at, owner]
+                "UPDATE judge_leases SET expires_at = ? WHERE owner = ? AND expires_at > ?",
+                [expires_at, owner, now],
             )
         return int(cur.rowcount)
 
@@ -162,15 +167,15 @@ class LeaseStore(Store):
             owners.update(str(r[0]) for r in rows)
         return owners
 
-    def reap_owner(self, owner: str) -> None:
+    def reap_owner(self, owner: str, now: float) -> None:
         """Free what a run that is known to be gone held: its leases, its ledger
         reservations (its spending stays) and its batch polls."""
         with self.transaction():
             self._conn.execute("DELETE FROM judge_leases WHERE owner = ?", [owner])
             self._conn.execute(
-                "UPDATE budget_ledger SET reserved_usd = 0, finished_at = ? WHERE owner = ? "
-                "AND finished_at IS NULL",
-                [now_iso(), owner],
+                "UPDATE budget_ledger SET reserved_usd = 0, finished_at = ?, "
+                "expires_at = MIN(expires_at, ?) WHERE owner = ? AND finished_at IS NULL",
+                [now_iso(), now, owner],
             )
             if self._has_table("provider_batches"):
                 self._conn.execute(
@@ -217,16 +222,17 @@ class LeaseStore(Store):
             self._conn.execute(LEDGER.insert_sql(), LEDGER.values(entry))
         return budget
 
-    def budget_used(self, budget: str, now: float) -> float:
-        """What a budget holds: every run's spending plus the reservations of the
-        runs still live (a crashed run's reservations lapse with its row)."""
-        row = self._one(
-            "SELECT COALESCE(SUM(spent_usd), 0) + COALESCE(SUM(CASE WHEN finished_at IS NULL "
-            "AND expires_at > ? THEN reserved_usd ELSE 0 END), 0) FROM budget_ledger "
-            "WHERE budget = ?",
-            [now, budget],
+    def sharing_ledger(self, scope: str, owner: str, since: float) -> list[LedgerEntry]:
+        """``owner``'s ledger row and the rows of the runs with a budget in ``scope``
+        that may have run since ``since`` (unfinished, or known to run after it):
+        the runs whose spending a budget check of ``owner`` may count."""
+        rows = self._all(
+            f"SELECT {LEDGER.select()} FROM budget_ledger WHERE owner = ? OR (scope = ? "
+            "AND max_cost_usd IS NOT NULL AND (finished_at IS NULL OR expires_at > ?)) "
+            "ORDER BY started_at, owner",
+            [owner, scope, since],
         )
-        return float(row[0]) if row is not None else 0.0
+        return LEDGER.load_all(rows)
 
     def reserve_budget(self, owner: str, amount: float) -> None:
         self._write(
@@ -242,12 +248,13 @@ class LeaseStore(Store):
             [reserved, spent, owner],
         )
 
-    def close_ledger(self, owner: str) -> None:
-        """The run is over: its reservations are released, its spending stays."""
+    def close_ledger(self, owner: str, now: float) -> None:
+        """The run is over (at ``now``): its reservations are released, its spending
+        stays."""
         self._write(
-            "UPDATE budget_ledger SET reserved_usd = 0, finished_at = ? WHERE owner = ? "
-            "AND finished_at IS NULL",
-            [now_iso(), owner],
+            "UPDATE budget_ledger SET reserved_usd = 0, finished_at = ?, expires_at = ? "
+            "WHERE owner = ? AND finished_at IS NULL",
+            [now_iso(), now, owner],
         )
 
     def ledger(self, budget: str | None = None) -> list[LedgerEntry]:

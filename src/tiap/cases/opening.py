@@ -12,6 +12,12 @@ refused untouched: its bytes stay the same and no ``-wal``/``-shm`` file is left
 - ``application_id`` 0: a workspace of an earlier tiap (before the mark) when it
   has tiap's tables (looked at through an immutable, lock-free read that
   creates no file), else refused. It is marked on its first write-open.
+
+While this process holds a workspace open (:func:`hold`), another handle on the
+same file is not recognised again: the file is never read outside SQLite then.
+Closing any descriptor of a file drops every POSIX lock the process holds on it,
+SQLite's too; another process would then take the live WAL for unused, fold it
+in and delete it while this one still writes to it.
 """
 
 from __future__ import annotations
@@ -19,6 +25,8 @@ from __future__ import annotations
 import os
 import sqlite3
 import stat
+import threading
+from collections import Counter
 from pathlib import Path
 from typing import Literal
 
@@ -37,6 +45,43 @@ TIAP_TABLES = frozenset(
 
 FileKind = Literal["tiap", "earlier-tiap"]
 Mode = Literal["ro", "rw", "rwc"]
+
+
+#: workspace files this process holds open: (device, inode) -> open handles.
+_HELD: Counter[tuple[int, int]] = Counter()
+_HELD_LOCK = threading.Lock()
+
+
+def _file_key(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def held(path: Path) -> bool:
+    """Whether this process holds the workspace file at ``path`` open already."""
+    key = _file_key(path)
+    with _HELD_LOCK:
+        return key is not None and _HELD[key] > 0
+
+
+def hold(path: Path) -> tuple[int, int] | None:
+    """A handle on ``path`` is open (give the key back to :func:`let_go`)."""
+    key = _file_key(path)
+    if key is not None:
+        with _HELD_LOCK:
+            _HELD[key] += 1
+    return key
+
+
+def let_go(key: tuple[int, int] | None) -> None:
+    if key is not None:
+        with _HELD_LOCK:
+            _HELD[key] -= 1
+            if _HELD[key] <= 0:
+                del _HELD[key]
 
 
 def _not_a_workspace(path: Path, why: str) -> TiapError:

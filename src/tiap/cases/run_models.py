@@ -37,7 +37,9 @@ class PairLease(BaseModel):
 
 class LedgerEntry(BaseModel):
     """One row of ``budget_ledger``: one run's share of a budget. Runs of one
-    ``scope`` (panel, rubric, subset) that overlap in time share one ``budget``."""
+    ``scope`` (panel, rubric, subset) that overlap in time share a budget (see
+    :class:`tiap.judge.claims.Ledger`); ``budget`` names the oldest run with a budget
+    that was live when this one started (its own name if none)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -45,11 +47,13 @@ class LedgerEntry(BaseModel):
     budget: str
     scope: str
     max_cost_usd: float | None = None
-    #: worst cases of the calls this run has claimed and not yet settled.
+    #: worst cases of the calls this run is making (or has submitted) and not settled.
     reserved_usd: float = 0.0
     #: what this run's calls cost (unknown costs count at their worst case).
     spent_usd: float = 0.0
     started_at: str
+    #: until when the run is known to run (Unix seconds): renewed while it works,
+    #: the time it finished once it has.
     expires_at: float
     finished_at: str | None = None
 

@@ -51,9 +51,11 @@ class Store:
         self.path = Path(path)
         self.readonly = readonly
         self._depth = 0
+        self._held: tuple[int, int] | None = None
         exists = opening.locate(self.path)
         if exists:
-            opening.identify(self.path)
+            if not opening.held(self.path):  # (else recognised, and never read outside SQLite)
+                opening.identify(self.path)
             mode: opening.Mode = "ro" if readonly else "rw"
         elif readonly or not create:
             raise TiapError(f"{self.path}: workspace not found (run 'tiap cases extract' first)")
@@ -74,11 +76,14 @@ class Store:
         except BaseException:
             self._conn.close()
             raise
+        self._held = opening.hold(self.path)
 
     # ------------------------------------------------------------------ lifecycle
 
     def close(self) -> None:
         self._conn.close()
+        key, self._held = self._held, None
+        opening.let_go(key)
 
     def __enter__(self: T) -> T:
         return self

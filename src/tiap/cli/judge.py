@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,9 @@ MISSING_HINT = (
 #: Exit status when work is left that a later run can do: the budget ran out, or
 #: provider batches are still running.
 EXIT_INCOMPLETE = 3
+#: ``--rubric`` and ``--poll-interval`` by default.
+DEFAULT_RUBRIC = "contested-credit"
+DEFAULT_POLL_S = 30.0
 
 app = typer.Typer(help="Judge cases with a panel of LLM judges (litellm).", no_args_is_help=True)
 
@@ -219,14 +223,51 @@ def _summary_notes(summary: Any, come_back: str | None) -> list[str]:
     return lines
 
 
-def _come_back(db: Path, panel: str, subset: str | None, rubric: str) -> str:
-    """The command that collects a run's provider batches."""
-    args = ["tiap", "judge", "run", "--db", str(db), "--panel", panel]
-    if subset is not None:
-        args += ["--subset", subset]
-    if rubric != "contested-credit":
-        args += ["--rubric", rubric]
-    return shlex.join([*args, "--batch"])
+@dataclass(frozen=True)
+class RunOptions:
+    """The options of a ``tiap judge run`` that decide what it does (not how it
+    prints): what :func:`continue_command` repeats."""
+
+    db: Path
+    panel: str
+    subset: str | None = None
+    rubric: str = DEFAULT_RUBRIC
+    max_cost: float | None = None
+    force: bool = False
+    retry_failed: bool = False
+    batch: bool = False
+    no_wait: bool = False
+    poll_interval: float = DEFAULT_POLL_S
+    lease: float | None = None
+    recall_missing: bool = False
+
+
+def continue_command(opts: RunOptions) -> str:
+    """The command that continues the run ``opts`` describe (e.g. collects its
+    provider batches): the same command, with every option that decides what it
+    does (the budget, ``--force``...), shell-quoted."""
+    args = ["tiap", "judge", "run", "--db", str(opts.db), "--panel", opts.panel]
+    if opts.subset is not None:
+        args += ["--subset", opts.subset]
+    if opts.rubric != DEFAULT_RUBRIC:
+        args += ["--rubric", opts.rubric]
+    if opts.batch:
+        args.append("--batch")
+    if opts.no_wait:
+        args.append("--no-wait")
+    if opts.poll_interval != DEFAULT_POLL_S:
+        args += ["--poll-interval", repr(opts.poll_interval)]
+    if opts.max_cost is not None:
+        args += ["--max-cost", repr(opts.max_cost)]
+    if opts.force:
+        args.append("--force")
+    if opts.retry_failed:
+        args.append("--retry-failed")
+    if opts.lease is not None:
+        args += ["--lease", repr(opts.lease)]
+    if opts.recall_missing:
+        args.append("--recall-missing")
+    return shlex.join(args)
 
 
 @app.command("run")
@@ -234,7 +275,7 @@ def run(
     db: Path = typer.Option(..., "--db", help="The workspace (SQLite file)."),
     panel: str = typer.Option(..., "--panel", help="Built-in panel name or a panel TOML file."),
     subset: str | None = typer.Option(None, "--subset", help="Judge only this subset."),
-    rubric: str = typer.Option("contested-credit", "--rubric", help="Rubric name or TOML file."),
+    rubric: str = typer.Option(DEFAULT_RUBRIC, "--rubric", help="Rubric name or TOML file."),
     max_cost: float | None = typer.Option(
         None,
         "--max-cost",
@@ -268,15 +309,17 @@ def run(
         "counted completed but whose results are missing (it may have charged for them).",
     ),
     poll_interval: float = typer.Option(
-        30.0,
+        DEFAULT_POLL_S,
         "--poll-interval",
         help="With --batch: seconds between batch polls (0.01 to 86,400).",
     ),
-    lease: float = typer.Option(
-        120.0,
+    lease: float | None = typer.Option(
+        None,
         "--lease",
-        help="Seconds a claim on a pair lasts unless renewed: how long a run that crashed "
-        "on another host keeps its pairs from others.",
+        help="Seconds a claim on a pair lasts unless renewed (120 by default): how long a "
+        "run that crashed on another host keeps its pairs from others. At least the "
+        "panel's timeout_s plus 1.",
+        show_default=False,
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
     no_progress: bool = typer.Option(
@@ -293,6 +336,7 @@ def run(
     from tiap.judge import dry_run as make_dry_run
     from tiap.judge import load_panel, plan_run
     from tiap.judge.batch_run import BatchOptions
+    from tiap.judge.claims import lease_for
     from tiap.judge.progress import run_with_progress
     from tiap.limits import check_cost, check_float
     from tiap.rubric import load_rubric
@@ -300,7 +344,8 @@ def run(
     if max_cost is not None:
         check_cost("--max-cost", max_cost)
     check_float("--poll-interval", poll_interval, minimum=0.01, maximum=86_400.0)
-    check_float("--lease", lease, minimum=0.1, maximum=86_400.0)
+    if lease is not None:
+        check_float("--lease", lease, minimum=0.1, maximum=86_400.0)
     if no_wait and not batch:
         raise TiapError("--no-wait goes with --batch")
     if recall_missing and not batch:
@@ -311,6 +356,24 @@ def run(
         else None
     )
     the_panel = load_panel(panel)
+    lease_s = lease_for(the_panel, lease)  # refused before anything is planned or recorded
+    # what collects the run's provider batches: this run again (through --batch)
+    come_back = continue_command(
+        RunOptions(
+            db=db,
+            panel=panel,
+            subset=subset,
+            rubric=rubric,
+            max_cost=max_cost,
+            force=force,
+            retry_failed=retry_failed,
+            batch=True,
+            no_wait=no_wait,
+            poll_interval=poll_interval,
+            lease=lease,
+            recall_missing=recall_missing,
+        )
+    )
     the_rubric = load_rubric(rubric)
     with Workspace(db, create=False) as ws:
         plan = plan_run(
@@ -344,11 +407,10 @@ def run(
                     progress=not no_progress,
                     reporter=lines if wanted(no_progress) else None,
                     batch=options,
-                    lease_s=lease,
+                    lease_s=lease_s,
                 )
         except KeyboardInterrupt:
             raise Interrupted(RESUME_HINT + (BATCH_HINT if batch else "")) from None
-    come_back = _come_back(db, panel, subset, rubric)
     if as_json:
         echo_json(summary.model_dump_json(indent=2))
     else:

@@ -16,8 +16,9 @@ Python API::
         run_panel(ws, load_panel("my-panel.toml"), rubric, batch=BatchOptions(wait=False))
 
 Several runs may judge one workspace at once: pairs are claimed (leased) before
-they are called and ``max_cost`` is one ledger for the runs that overlap (see
-:mod:`tiap.judge.claims`). litellm is imported only when a model is actually called.
+they are called, and again right before each request is sent, and ``max_cost`` is
+one ledger for the runs that overlap (see :mod:`tiap.judge.claims`). litellm is
+imported only when a model is actually called.
 """
 
 from tiap.judge.batch_api import BatchLimits

@@ -70,6 +70,9 @@ class CallOutcome:
     truncated: bool = False
     #: the reply's full size in bytes when it was cut and the route read it all.
     reply_bytes: int | None = None
+    #: a retry was not sent: ``before_retry`` said the call is no longer this
+    #: run's (``failure`` is the last attempt's).
+    abandoned: bool = False
 
     @property
     def ok(self) -> bool:
@@ -123,11 +126,14 @@ async def call_model(
     secrets: Iterable[str],
     on_retry: Callable[[Failure, float], None] | None = None,
     judge: JudgeSpec | None = None,
+    before_retry: Callable[[], bool] | None = None,
 ) -> CallOutcome:
     """Call the model with retries; never raises for a failed call (see ``failure``).
 
     ``kwargs`` are litellm's (:func:`tiap.judge.request.litellm_kwargs`); the judge
-    (for its route) is the panel's judge of that model and api_base unless given."""
+    (for its route) is the panel's judge of that model and api_base unless given.
+    ``before_retry`` is asked right before each attempt after the first (after its
+    wait): False sends no more (the outcome is ``abandoned``)."""
     secrets = tuple(secrets)
     outcome = CallOutcome()
     start = time.perf_counter()
@@ -161,6 +167,9 @@ async def call_model(
         if on_retry is not None:
             on_retry(failure, sleep)
         await asyncio.sleep(sleep)
+        if before_retry is not None and not before_retry():
+            outcome.failure, outcome.abandoned = failure, True
+            break
     outcome.latency_ms = (time.perf_counter() - start) * 1000.0
     outcome.route = "openai" if point is not None else "litellm"
     if reply is None:

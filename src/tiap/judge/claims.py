@@ -13,35 +13,53 @@ in one transaction (:meth:`Claimer.claim`, a batch of groups at a time):
   to that batch;
 - a group whose request another run has answered meanwhile is answered from the
   ``model_calls`` cache;
-- the other groups, as many (in order) as the budget takes, are leased to this
-  run until ``now + lease_s``; the leases are renewed while the run works
-  (:class:`Keeper`), deleted as each group is stored and, whatever is left, when
-  the run ends (Ctrl-C too). A crashed run's leases expire and are taken over;
-  those of a run of this host whose process is gone are taken over at once.
+- the other groups are leased to this run until ``now + lease_s``.
+
+**Right before each request is sent** (every attempt of it) the group is claimed
+again, alone, in one transaction: the same sorting, so a lease that ran out
+(the run was stopped, or its heartbeat held up) and was taken over, or a pair
+another run labelled meanwhile, is never sent; a lease that ran out and was not
+taken is simply claimed again. The first attempt's claim also checks the budget
+and reserves the call's worst case. While the run works a heartbeat
+(:class:`Keeper`, a thread of its own, so a busy event loop cannot hold it up)
+renews its unexpired leases, in flight or queued, every third of ``lease_s``;
+they are deleted as each group is stored and, whatever is left, when the run
+ends (Ctrl-C too). A crashed run's leases expire and are taken over; those of a
+run of this host whose process is gone are taken over at once. A lease lasts
+longer than one attempt's deadline (:func:`lease_for`), so an attempt sent
+right after its claim ends before its lease could run out, even if the
+heartbeat were late.
 
 The budget (``--max-cost``) is one ledger in the workspace (:class:`Ledger`):
-runs of the same panel, rubric and subset that overlap in time share it; a claim
-reserves each group's worst case, a stored call settles it with its actual cost.
+each run of a panel, rubric and subset with a budget counts the spending of
+every such run whose time overlaps its own and the reservations of those still
+running (:meth:`Ledger.used`); a send reserves its worst case, a stored call
+settles it with its actual cost.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import secrets
 import socket
+import threading
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from tiap.cases import Workspace
+from tiap.cases.run_models import LedgerEntry
+from tiap.errors import TiapError
+from tiap.judge.panel import Panel
 from tiap.judge.plan import Group
 
 #: default seconds a lease (and a ledger reservation, and a batch poller) lasts
 #: without renewal; renewed every third of it.
 LEASE_S = 120.0
+#: a lease lasts at least this much longer than one attempt's deadline.
+LEASE_MARGIN_S = 1.0
 #: groups claimed per transaction, at least.
 CLAIM_MIN = 16
 
@@ -55,35 +73,76 @@ def new_owner() -> str:
     return f"{_host()}:{os.getpid()}:{secrets.token_hex(4)}"
 
 
+def _local_pid(owner: str) -> int | None:
+    """The process id of an owner of this host (None: another host's, or not a run)."""
+    parts = owner.split(":")
+    if len(parts) != 3 or parts[0] != _host() or not parts[1].isdigit():
+        return None
+    return int(parts[1])
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` of this host exists and is not a zombie (a stopped
+    process runs: it may go on)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: alive
+        return True
+    try:  # a killed process its parent has not reaped yet is a zombie
+        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
+
+
 def owner_gone(owner: str) -> bool:
     """Whether an owner is a process of this host that no longer runs (killed,
     crashed): what it holds is free at once, without waiting for its leases to
     expire. Owners on other hosts are only ever freed by expiry."""
-    parts = owner.split(":")
-    if len(parts) != 3 or parts[0] != _host() or not parts[1].isdigit():
-        return False
-    pid = int(parts[1])
-    if pid == os.getpid():
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:  # another user's process: alive
-        return False
-    try:  # a killed process its parent has not reaped yet is a zombie
-        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except (OSError, IndexError):
-        return False
+    pid = _local_pid(owner)
+    return pid is not None and not _running(pid)
+
+
+def owner_runs_here(owner: str) -> bool:
+    """Whether an owner is a process of this host that still exists (running or
+    stopped): it may still settle what it reserved, whatever its row's expiry."""
+    pid = _local_pid(owner)
+    return pid is not None and _running(pid)
 
 
 def reap_gone(ws: Workspace) -> list[str]:
     """Free what runs of this host that are gone held (see :func:`owner_gone`)."""
-    gone = sorted(o for o in ws.live_owners(time.time()) if owner_gone(o))
+    now = time.time()
+    gone = sorted(o for o in ws.live_owners(now) if owner_gone(o))
     for owner in gone:
-        ws.reap_owner(owner)
+        ws.reap_owner(owner, now)
     return gone
+
+
+def lease_floor(panel: Panel) -> float:
+    """The shortest lease a run of ``panel`` may take: one attempt's deadline (its
+    ``timeout_s``) plus :data:`LEASE_MARGIN_S`."""
+    return panel.timeout_s + LEASE_MARGIN_S
+
+
+def lease_for(panel: Panel, lease_s: float | None) -> float:
+    """The lease a run of ``panel`` takes: ``lease_s``, by default
+    :data:`LEASE_S` (or the floor, if that is longer); one that is shorter than
+    :func:`lease_floor` is refused (TiapError)."""
+    floor = lease_floor(panel)
+    if lease_s is None:
+        return max(LEASE_S, floor)
+    if not lease_s >= floor:
+        raise TiapError(
+            f"--lease must be at least {floor:g} s for panel '{panel.name}' (its timeout_s, "
+            f"{panel.timeout_s:g} s, plus {LEASE_MARGIN_S:g} s: a request must end before its "
+            f"lease can run out), got {lease_s:g}"
+        )
+    return lease_s
 
 
 def budget_scope(panel: str, rubric_hash: str, subset: str | None) -> str:
@@ -95,7 +154,8 @@ class Ledger:
     """This run's row of the workspace's budget ledger (see the module docstring),
     added when the run first claims something (a run with nothing to call adds none).
 
-    Without ``max_cost`` nothing is limited, but what the run spends is recorded.
+    Without ``max_cost`` nothing is limited, but what the run spends is recorded
+    (and counts against no other run's budget).
     """
 
     def __init__(
@@ -112,12 +172,16 @@ class Ledger:
         self.max_cost = max_cost
         self.lease_s = lease_s
         self._budget: str | None = None
+        self._started = 0.0
 
     @property
     def budget(self) -> str:
-        """The budget this run counts against (its ledger row is added now if need be)."""
+        """The name of the budget this run joined (the oldest run of its scope with a
+        budget that was live when it started, else its own); its ledger row is added
+        now if need be."""
         if self._budget is None:
             now = time.time()
+            self._started = now
             self._budget = self.ws.open_ledger(
                 self.owner, self.scope, self.max_cost, now + self.lease_s, now
             )
@@ -127,13 +191,45 @@ class Ledger:
     def opened(self) -> bool:
         return self._budget is not None
 
+    def _counts(self, row: LedgerEntry, now: float) -> tuple[bool, bool]:
+        """Whether a row's spending, and its reservations, count for this run.
+
+        Spending counts when the run overlapped this one: it is this run, or it was
+        known to run after this one started (its ``expires_at``), or it has not
+        finished and its process still exists on this host (a stopped run may go
+        on). Reservations count while the run may still settle them: unfinished,
+        and unexpired or its process still existing on this host (on another host
+        expiry is the only sign; a run there that stops past its lease loses them).
+        """
+        if row.owner == self.owner:
+            return True, True
+        here = row.finished_at is None and owner_runs_here(row.owner)
+        shares = row.expires_at > self._started or here
+        reserving = row.finished_at is None and (row.expires_at > now or here)
+        return shares, shares and reserving
+
+    def used(self, now: float | None = None) -> float | None:
+        """What this run's budget holds now: the spending of every run that shares it
+        and the reservations that still count (see :meth:`_counts`); without
+        ``max_cost`` this run's own. None when this run never opened its row."""
+        if not self.opened:
+            return None
+        now = time.time() if now is None else now
+        total = 0.0
+        for row in self.ws.sharing_ledger(self.scope, self.owner, self._started):
+            if self.max_cost is None and row.owner != self.owner:
+                continue
+            spends, reserves = self._counts(row, now)
+            total += (row.spent_usd if spends else 0.0) + (row.reserved_usd if reserves else 0.0)
+        return total
+
     def fund(self, amounts: Sequence[float]) -> int:
         """How many of ``amounts`` (worst cases, in order) the budget takes now; they
         are reserved. Call inside the claiming transaction."""
-        budget = self.budget
+        _ = self.budget  # the row is there before anything is reserved on it
         if self.max_cost is None:
             return len(amounts)
-        used = self.ws.budget_used(budget, time.time())
+        used = self.used() or 0.0
         total, n = 0.0, 0
         for amount in amounts:
             if used + total + amount > self.max_cost + 1e-12:
@@ -157,16 +253,9 @@ class Ledger:
         if reserved and self.max_cost is not None and self.opened:
             self.ws.settle_budget(self.owner, reserved, 0.0)
 
-    def used(self) -> float | None:
-        """What the shared budget holds now (every run's spending and live
-        reservations); None when this run never opened its ledger row."""
-        if not self.opened:
-            return None
-        return self.ws.budget_used(self.budget, time.time())
-
     def close(self) -> None:
         if self.opened:
-            self.ws.close_ledger(self.owner)
+            self.ws.close_ledger(self.owner, time.time())
 
 
 @dataclass
@@ -202,11 +291,19 @@ class Claimer:
     lease_s: float = LEASE_S
 
     def claim(
-        self, groups: Sequence[Group], worst: Callable[[Group], float], *, lease: bool = True
+        self,
+        groups: Sequence[Group],
+        worst: Callable[[Group], float],
+        *,
+        lease: bool = True,
+        fund: bool = True,
     ) -> Claim:
-        """Sort ``groups`` out, in one transaction, and lease (``lease``) and fund the
-        claimable ones. With ``lease=False`` the caller records what owns them (a
-        provider batch submission) in the same transaction."""
+        """Sort ``groups`` out, in one transaction, and lease (``lease``) and fund
+        (``fund``: reserve each one's worst case, as many as the budget takes) the
+        claimable ones; this run's leases on the others are dropped. With
+        ``lease=False`` the caller records what owns them (a provider batch
+        submission) in the same transaction. A group this run holds already is
+        claimable: its lease is renewed."""
         out = Claim()
         with self.ws.transaction():
             now = time.time()
@@ -222,7 +319,7 @@ class Claimer:
             ]
             gone = {lease.owner for lease in foreign if owner_gone(lease.owner)}
             for owner in gone:
-                self.ws.reap_owner(owner)
+                self.ws.reap_owner(owner, now)
             foreign = [lease for lease in foreign if lease.owner not in gone]
             held_cases = {lease.case_id for lease in foreign}
             held_hashes = {lease.request_hash for lease in foreign}
@@ -244,9 +341,16 @@ class Claimer:
                 else:
                     free.append(rest)
             costs = [worst(g) for g in free]
-            n = self.ledger.fund(costs)
+            n = self.ledger.fund(costs) if fund else len(free)
             out.claimed, out.unfunded = free[:n], free[n:]
-            out.reserved = {g.request_hash: c for g, c in zip(out.claimed, costs, strict=False)}
+            if fund:
+                out.reserved = {g.request_hash: c for g, c in zip(out.claimed, costs, strict=False)}
+            kept = {c for g in (*out.claimed, *out.unfunded) for c in g.case_ids}
+            dropped = [c for c in cases if c not in kept]
+            if dropped:
+                self.ws.release_leases(
+                    self.owner, rater=self.rater, rubric_hash=self.rubric_hash, case_ids=dropped
+                )
             if lease:
                 self.ws.take_leases(
                     self.owner,
@@ -259,33 +363,48 @@ class Claimer:
 
 
 class Keeper:
-    """Renews this run's leases, ledger row and batch polls while it works."""
+    """The heartbeat: renews this run's unexpired leases, its ledger row and its
+    batch polls every third of ``lease_s`` while it works, from a thread of its own
+    on a connection of its own, so that nothing the event loop does (a long
+    synchronous step, a wait for the workspace's lock) holds it up."""
 
     def __init__(self, ws: Workspace, owner: str, lease_s: float) -> None:
         self.ws = ws
         self.owner = owner
         self.lease_s = lease_s
+        self._stop = threading.Event()
 
-    def renew(self) -> None:
-        expires = time.time() + self.lease_s
-        with self.ws.transaction():
-            self.ws.renew_leases(self.owner, expires)
-            self.ws.renew_polls(self.owner, expires)
+    def renew(self, ws: Workspace | None = None) -> None:
+        ws = self.ws if ws is None else ws
+        now = time.time()
+        expires = now + self.lease_s
+        with ws.transaction():
+            ws.renew_leases(self.owner, expires, now)
+            ws.renew_polls(self.owner, expires)
 
-    async def _loop(self) -> None:
-        while True:
-            await asyncio.sleep(self.lease_s / 3)
-            self.renew()
+    def _beat(self) -> None:
+        # A renewal that fails (the workspace locked past SQLite's busy timeout) is
+        # tried again at the next beat; a lease that runs out meanwhile is claimed
+        # again, or given up, by the check before each send.
+        try:
+            own = Workspace(self.ws.path, create=False)
+        except Exception:
+            return
+        with own:
+            while not self._stop.wait(self.lease_s / 3):
+                with contextlib.suppress(Exception):
+                    self.renew(own)
 
-    @contextlib.asynccontextmanager
-    async def running(self) -> AsyncIterator[None]:
-        task = asyncio.create_task(self._loop())
+    @contextlib.contextmanager
+    def running(self) -> Iterator[None]:
+        self._stop.clear()
+        thread = threading.Thread(target=self._beat, name="tiap-lease-heartbeat", daemon=True)
+        thread.start()
         try:
             yield
         finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            self._stop.set()
+            thread.join()
 
     def release(self) -> None:
         """Everything this run holds is free again (a clean exit, Ctrl-C, an error)."""

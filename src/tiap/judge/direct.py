@@ -1,10 +1,14 @@
-"""One judge's direct calls: claimed in batches, called with adaptive concurrency,
-each stored as soon as it returns.
+"""One judge's direct calls: claimed in batches, checked again right before each
+send, called with adaptive concurrency, each stored as soon as it returns.
 
 A judge works through its groups (pairs that send one request; one call each):
-it claims the next batch of them (:class:`~tiap.judge.claims.Claimer`), calls the
-claimed ones at most :class:`~tiap.judge.limiter.AdaptiveLimit` at a time, and
-claims again when its queue runs dry; each call takes its judge's route
+it claims (leases) the next batch of them (:class:`~tiap.judge.claims.Claimer`),
+and calls the claimed ones at most :class:`~tiap.judge.limiter.AdaptiveLimit` at
+a time; right before each request is sent (each attempt) the group is claimed
+again, alone: a group whose lease ran out and was taken over, or whose pairs
+another run labelled or answered meanwhile, is not sent (see
+:mod:`tiap.judge.claims`), and the first attempt's claim reserves the call's
+worst case in the budget. Each call takes its judge's route
 (:func:`tiap.judge.call.call_model`: direct OpenAI-protocol HTTP or litellm).
 Groups another run holds are tried once more after the judge's own work is done
 (that run may have finished, or released them); what is still held then is left
@@ -149,19 +153,42 @@ class DirectJudge:
         return self.jp.price.cost(group.pairs[0].est_input_upper, self.ctx.plan.panel.max_tokens)
 
     def _claim(self) -> None:
+        """Lease the next batch of groups (the budget is checked at each send)."""
         batch = [self.remaining.popleft() for _ in range(min(self.claim_size, len(self.remaining)))]
         if not batch:
             return
-        claim = self.claimer.claim(batch, self._worst)
+        claim = self.claimer.claim(batch, self._worst, fund=False)
+        self.queue.extend(claim.claimed)
         self._sort(claim)
 
-    def _sort(self, claim: Claim) -> None:
-        name = self.jp.judge.name
-        self.queue.extend(claim.claimed)
+    def _confirm(self, group: Group) -> Group | None:
+        """Claim ``group`` again right before its request is sent: the group to send
+        now (its lease renewed, its worst case reserved), or None: another run took
+        it over, labelled or answered it meanwhile, or it is in a provider batch
+        (each sorted like a claim's), or the budget does not take it now (it goes
+        back to the head of the queue)."""
+        claim = self.claimer.claim([group], self._worst)
+        if claim.unfunded:
+            self.queue.appendleft(claim.unfunded[0])
+            self.unfunded = True
         self.reserved.update(claim.reserved)
+        self._sort(claim)
+        return claim.claimed[0] if claim.claimed else None
+
+    def _still_ours(self, group: Group, lost: list[Claim]) -> bool:
+        """Before a retried attempt: whether ``group`` is still this run's (claimed
+        again, its reservation kept); if not, the claim goes to ``lost``."""
+        claim = self.claimer.claim([group], self._worst, fund=False)
+        if claim.claimed:
+            return True
+        lost.append(claim)
+        return False
+
+    def _sort(self, claim: Claim) -> None:
+        """What a claim found that is not this run's to call: held by another run
+        (tried once more at the end), done or answered meanwhile, in a batch."""
+        name = self.jp.judge.name
         self.deferred.extend(claim.held)
-        self.remaining.extendleft(reversed(claim.unfunded))
-        self.unfunded = bool(claim.unfunded)
         self.tally.done_elsewhere += claim.done  # (batched pairs: counted at the end of the run)
         if claim.cached:
             stored = self.ctx.recorder.record_cached(
@@ -193,7 +220,7 @@ class DirectJudge:
         if failure.status in PUSHBACK_STATUSES or failure.reason == "rate_limited":
             self.limiter.rate_limited(epoch)
 
-    async def _request(self, group: Group, epoch: int) -> CallOutcome:
+    async def _request(self, group: Group, epoch: int, lost: list[Claim]) -> CallOutcome:
         jp, tally = self.jp, self.tally
         kwargs = litellm_kwargs(jp.settings, group.messages, self.ctx.plan.panel.timeout_s)
         kwargs.update(jp.costs.litellm_kwargs)
@@ -216,6 +243,7 @@ class DirectJudge:
             secrets=self.ctx.secrets,
             on_retry=on_retry,
             judge=jp.judge,
+            before_retry=lambda: self._still_ours(group, lost),
         )
         if outcome.failure is not None:
             self._pushback(outcome.failure, attempt_epoch)
@@ -230,22 +258,27 @@ class DirectJudge:
             await self.limiter.release()
 
     async def _call_and_store(self, group: Group, epoch: int) -> None:
-        outcome = await self._request(group, epoch)
+        lost: list[Claim] = []
+        outcome = await self._request(group, epoch, lost)
         tally = self.tally
         failure = outcome.failure
         if failure is not None and failure.fatal and tally.error is None:
             tally.error = f"{failure.reason}: {failure.message}"
         cost = self._cost(outcome)
+        # a call given up before a retry (no longer this run's) is recorded, with
+        # no label: its pairs are another run's now, or done
         stored = self.ctx.recorder.record(
             self.rater,
             request_hash=group.request_hash,
             request=full_request(self.jp.settings, group.messages),
-            case_ids=group.case_ids,
+            case_ids=[] if outcome.abandoned else group.case_ids,
             outcome=outcome,
             cost=cost,
             epoch=self.ctx.plan.label_epoch,
             reserved=self.reserved.pop(group.request_hash, 0.0),
         )
+        for claim in lost:
+            self._sort(claim)
         tally.calls += 1
         tally.input_tokens += outcome.input_tokens or 0
         tally.output_tokens += outcome.output_tokens or 0
@@ -256,7 +289,8 @@ class DirectJudge:
         tally.deduplicated += max(0, len(stored.labels) - 1)
         tally.done_elsewhere += stored.skipped
         self.ctx.count(tally, stored.labels)
-        self.ctx.reporter.advance(self.jp.judge.name, len(group.pairs))
+        if not outcome.abandoned:  # (the lost claim's pairs moved on as it sorted them)
+            self.ctx.reporter.advance(self.jp.judge.name, len(group.pairs))
 
     # -------------------------------------------------------------------- run
 
@@ -266,21 +300,25 @@ class DirectJudge:
         try:
             while self.tally.error is None:
                 tasks.check()
+                if self.unfunded:  # the budget took no more just now
+                    if tasks:
+                        await tasks.wait_one()  # a settled call may free some
+                        self.unfunded = False
+                        continue
+                    self.stopped_by_budget = True
+                    break
                 if not self.queue:
                     self._claim()
                 if self.queue:
                     epoch = await self.limiter.acquire()
-                    if self.tally.error is not None:  # a call in flight failed fatally
+                    group = None
+                    if self.tally.error is None:  # (a call in flight may have failed fatally)
+                        group = self._confirm(self.queue.popleft())
+                    if group is None:
                         await self.limiter.release()
-                        break
-                    tasks.spawn(self._call(self.queue.popleft(), epoch))
-                    continue
-                if self.unfunded:  # the budget takes no more now
-                    if tasks:
-                        await tasks.wait_one()  # a settled call may free some
                         continue
-                    self.stopped_by_budget = True
-                    break
+                    tasks.spawn(self._call(group, epoch))
+                    continue
                 if self.remaining:
                     continue
                 await tasks.drain()

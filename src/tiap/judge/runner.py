@@ -34,10 +34,10 @@ from tiap.cases import Workspace
 from tiap.errors import TiapError
 from tiap.judge.call import call_session
 from tiap.judge.claims import (
-    LEASE_S,
     Keeper,
     Ledger,
     budget_scope,
+    lease_for,
     new_owner,
     owner_gone,
     reap_gone,
@@ -193,15 +193,15 @@ async def execute(
     on its judge's route: :mod:`tiap.judge.call`). With ``batch``, judges whose
     provider has a batch API go through it (:mod:`tiap.judge.batch_run`).
 
-    Groups are claimed before they are called (leases of ``lease_s`` seconds,
-    default :data:`~tiap.judge.claims.LEASE_S`, renewed while the run works,
-    released when it ends, also on Ctrl-C), and the budget ``max_cost`` is shared
-    with overlapping runs (:mod:`tiap.judge.claims`).
+    Groups are claimed before they are called and again right before each
+    request is sent (leases of ``lease_s`` seconds, at least the panel's
+    ``timeout_s`` plus a second: :func:`~tiap.judge.claims.lease_for`; renewed by
+    a heartbeat while the run works, released when it ends, also on Ctrl-C), and
+    the budget ``max_cost`` is shared with overlapping runs
+    (:mod:`tiap.judge.claims`).
     """
     check_budget_prices(plan, max_cost)
-    lease_s = LEASE_S if lease_s is None else lease_s
-    if lease_s <= 0:
-        raise TiapError("the lease duration must be positive")
+    lease_s = lease_for(plan.panel, lease_s)
     routes = _batch_routes(plan, ws) if batch is not None else {}
     batched = [jp for jp in plan.judges if (routes.get(jp.judge.name) or (None,))[0]]
     direct = [jp for jp in plan.judges if jp not in batched and jp.to_call]
@@ -246,7 +246,7 @@ async def execute(
             async with contextlib.AsyncExitStack() as stack:
                 if batched or direct:
                     await stack.enter_async_context(call_session())
-                async with keeper.running():
+                with keeper.running():
                     stopped = await _run_judges(ctx, direct, batched, routes, batch)
         count_batched(ctx)
     finally:
