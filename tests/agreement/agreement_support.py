@@ -80,3 +80,13 @@ def add_labels(
         if lab != "-"
     ]
     ws.add_labels(records)
+
+
+def validation_workspace(path: object, n: int, *, beyond: int = 0) -> Workspace:
+    """A workspace with ``n`` cases in a subset ``validation`` of kind validation and
+    ``beyond`` more outside it (the caller closes it)."""
+    ws = Workspace(path)  # type: ignore[arg-type]
+    cases = [make_case(i) for i in range(n + beyond)]
+    ws.add_cases(cases)
+    ws.save_subset("validation", [c.case_id for c in cases[:n]], params={"kind": "validation"})
+    return ws

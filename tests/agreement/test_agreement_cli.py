@@ -47,6 +47,7 @@ def test_report_from_a_workspace_never_imports_litellm(db: Path, tmp_path: Path)
         "print('litellm imported:', 'litellm' in sys.modules)\n"
     )
     args = ["agreement", "report", "--db", str(db), "--subset", "validation", "--out", str(out)]
+    args += ["--min-cases", "6"]  # a twelve-case subset, deliberately
     proc = subprocess.run(
         [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300
     )

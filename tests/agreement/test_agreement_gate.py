@@ -15,6 +15,9 @@ TRUTH = [S, S, P, D, D, P, S, D, P, S, D, S]
 
 
 def gate_report(ws: Workspace, rubric: Rubric, subset: str | None = "validation", **kw):
+    """The report's gate, recorded. The subsets here are small on purpose (six or
+    twelve cases): --min-cases 6 unless a test says otherwise."""
+    kw.setdefault("min_cases", 6)
     rep = compute_report(labels_from_workspace(ws, subset=subset), rubric, resamples=0, **kw)
     return rep, record_gate(ws, rep)
 

@@ -84,11 +84,14 @@ def test_python_api_checks_every_setting(
 def test_the_limits_themselves_are_accepted(judged: Workspace, rubric: Rubric) -> None:
     table = labels_from_workspace(judged, subset="validation")
     rep = compute_report(
-        table, rubric, min_fleiss=-1.0, min_judge_kappa=1.0, quorum=3, resamples=0, seed=2**63 - 1
-    )
+        table, rubric, min_fleiss=-1.0, min_judge_kappa=1.0, quorum=3, resamples=0, seed=2**63 - 1,
+        min_cases=1, min_valid=1.0,
+    )  # fmt: skip
     assert rep.gate.passed  # identical labels: every kappa is 1
     assert rep.majority.quorum == 3
-    rep = compute_report(table, rubric, min_fleiss=1.0, resamples=1, seed=0)
+    assert rep.gate.required_cases == 6  # --min-cases 1, but at least half of the 12 cases
+    rep = compute_report(table, rubric, min_fleiss=1.0, resamples=1, seed=0, min_cases=6,
+                         min_valid=0.0)  # fmt: skip
     assert rep.gate.passed
 
 
@@ -176,8 +179,8 @@ def test_command_line_records_no_verdict_when_the_report_fails(
                 cwd=tmp_path)  # fmt: skip
     assert "report.html: cannot write the report" in one_line_error(proc)
     assert gate_events(db) == 0
-    proc = tiap("agreement", "report", "--db", db, "--subset", "validation", "--out",
-                tmp_path / "ok", cwd=tmp_path)  # fmt: skip
+    proc = tiap("agreement", "report", "--db", db, "--subset", "validation", "--min-cases",
+                "6", "--out", tmp_path / "ok", cwd=tmp_path)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert gate_events(db) == 1
 

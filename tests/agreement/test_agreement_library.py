@@ -161,6 +161,8 @@ def test_report_keeps_the_reasons_for_undefined_figures() -> None:
         "ci": None,
         "n": 3,
         "reason": chance,
+        "ci_method": None,
+        "ci_unreliable": False,
     }
     assert same.krippendorff_alpha["labels"].value is None
     assert same.krippendorff_alpha["labels"].reason == (

@@ -7,18 +7,17 @@ import json
 import math
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from support.qrels_cases import qrels_case
 from tiap.agreement import compute_report, labels_from_workspace, write_report
-from tiap.agreement.bootstrap import bootstrap_weights
 from tiap.agreement.qrels import check_share_threshold
 from tiap.cases.models import LabelRecord
 from tiap.cases.workspace import Workspace
 from tiap.cli import main
 from tiap.errors import TiapError
 from tiap.rubric import load_rubric
+from tiap.stats import wilson_interval
 
 R, N = "relevant", "not_relevant"
 A, B = "Dialogue/A", "Dialogue/<b>B</b>"  # a dataset name that is markup stays text
@@ -83,7 +82,9 @@ def test_confirmed_and_found_relevant_shares_per_dataset(ws: Workspace) -> None:
     assert (a.confirmed.relevant, a.confirmed.n, a.confirmed.value) == (18, 20, 0.9)
     assert (a.negatives_found_relevant.relevant, a.negatives_found_relevant.n) == (4, 10)
     assert a.negatives_found_relevant.value == pytest.approx(0.4)
-    assert (b.confirmed.value, b.confirmed.ci) == (1.0, [1.0, 1.0])
+    # 10 of 10: a Wilson interval, not the degenerate [1, 1] of a percentile bootstrap
+    assert b.confirmed.value == 1.0
+    assert b.confirmed.ci == pytest.approx(list(wilson_interval(10, 10)))
     assert b.graded_not_relevant_found_relevant.value == pytest.approx(0.5)
     assert b.negatives == 0
     overall = q.overall
@@ -97,22 +98,35 @@ def test_confirmed_and_found_relevant_shares_per_dataset(ws: Workspace) -> None:
     assert (a.panel_vs_reference.n, a.panel_vs_reference.agreement.value) == (10, 0.9)
 
 
-def test_intervals_are_the_report_bootstrap(ws: Workspace) -> None:
+def test_share_intervals_are_wilson_and_the_kappa_is_the_report_bootstrap(ws: Workspace) -> None:
     table = labels_from_workspace(ws)
     rubric = load_rubric("qrels-relevance")
     report = compute_report(table, rubric, resamples=400, seed=11)
     a = report.qrels.by_dataset[A]  # type: ignore[union-attr]
-    # the same draws, recomputed independently: the share within A of each replicate
-    w = bootstrap_weights(len(table.cases), 400, 11)
-    in_a = np.array([c.dataset == A and c.pair == "annotated" for c in table.cases])
-    majority = np.array([1.0 if c.case_id in _majority_relevant(ws) else 0.0 for c in table.cases])
-    shares = (w @ (in_a * majority)) / (w @ in_a.astype(float))
-    lo, hi = np.percentile(shares[np.isfinite(shares)], [2.5, 97.5])
-    assert a.confirmed.ci == pytest.approx([lo, hi])
+    # shares: Wilson score intervals of their counts, whatever the resamples
+    assert a.confirmed.ci == pytest.approx(list(wilson_interval(18, 20)))
+    assert a.confirmed.ci_method == "wilson"
+    assert a.negatives_found_relevant.ci == pytest.approx(list(wilson_interval(4, 10)))
+    assert a.panel_vs_reference is not None
+    assert a.panel_vs_reference.agreement.ci == pytest.approx(list(wilson_interval(9, 10)))
+    none = compute_report(table, rubric, resamples=0)
+    assert none.qrels.by_dataset[A].confirmed == a.confirmed  # type: ignore[union-attr]
+    # the kappa: the report's bootstrap (same draws and seed), on 10 pairs: unreliable
+    kappa = a.panel_vs_reference.kappa
+    assert kappa.ci is not None
+    assert (kappa.ci_method, kappa.ci_unreliable) == ("percentile", True)
+    assert none.qrels.by_dataset[A].panel_vs_reference.kappa.ci is None  # type: ignore[union-attr]
     again = compute_report(table, rubric, resamples=400, seed=11)
     assert again.qrels == report.qrels
-    other = compute_report(table, rubric, resamples=400, seed=12)
-    assert other.qrels != report.qrels
+    # the draws are the report's: over every pair, the panel against the humans is the
+    # report's majority against the reference, with the same interval
+    overall = report.qrels.overall.panel_vs_reference  # type: ignore[union-attr]
+    majority = report.vs_reference.majority
+    assert overall is not None
+    assert majority is not None
+    assert majority.binary is not None
+    assert overall.kappa.value == majority.binary.kappa.value
+    assert overall.kappa.ci == majority.binary.kappa.ci
 
 
 def _majority_relevant(ws: Workspace) -> set[str]:
@@ -126,13 +140,20 @@ def test_verdicts_follow_the_thresholds(ws: Workspace) -> None:
     table, rubric = labels_from_workspace(ws), load_rubric("qrels-relevance")
     report = compute_report(table, rubric, resamples=0)
     a, b = report.qrels.by_dataset[A], report.qrels.by_dataset[B]  # type: ignore[union-attr]
-    # no intervals: the point value is both bounds. A: 0.9 >= 0.9, negatives 0.4 > 0.1
-    assert (a.precision, a.missed, a.verdict) == ("pass", "fail", "missing labels")
-    assert (b.precision, b.missed, b.verdict) == ("pass", "no data", "labels reliable")
-    assert a.reasons[1].startswith("negatives found relevant 0.400 (4/10): above 0.10")
-    strict = compute_report(table, rubric, resamples=0, min_confirmed=0.95, max_missed=0.5)
+    # Wilson bounds whatever the resamples. A: confirmed 18/20 in [0.699, 0.972], neither
+    # above nor below 0.9; negatives 4/10 in [0.168, 0.687], above 0.1. B: 10/10 in
+    # [0.722, 1]: ten pairs cannot show a share of at least 0.9
+    assert (a.precision, a.missed, a.verdict) == ("inconclusive", "fail", "missing labels")
+    assert (b.precision, b.missed, b.verdict) == ("inconclusive", "no data", "inconclusive")
+    assert a.reasons[1].startswith(
+        "negatives found relevant 0.400 [0.168, 0.687] (4/10): above 0.10"
+    )
+    strict = compute_report(table, rubric, resamples=0, min_confirmed=0.98, max_missed=0.7)
     a = strict.qrels.by_dataset[A]  # type: ignore[union-attr]
     assert (a.precision, a.missed, a.verdict) == ("fail", "pass", "labels unreliable")
+    lenient = compute_report(table, rubric, resamples=0, min_confirmed=0.7)
+    b = lenient.qrels.by_dataset[B]  # type: ignore[union-attr]
+    assert (b.precision, b.missed, b.verdict) == ("pass", "no data", "labels reliable")
     # with intervals, A's confirmed share (0.9, n=20) is neither clearly above nor below
     boot = compute_report(table, rubric, resamples=1000, seed=1)
     a = boot.qrels.by_dataset[A]  # type: ignore[union-attr]
@@ -159,7 +180,8 @@ def test_report_files_carry_the_qrels_section_and_keys(ws: Workspace, tmp_path: 
     write_report(report, tmp_path / "r")
     data = json.loads((tmp_path / "r" / "report.json").read_text())
     assert set(data["qrels"]) == {
-        "positive_label", "min_confirmed", "max_missed", "rule", "overall", "by_dataset"
+        "positive_label", "min_confirmed", "max_missed", "min_decided", "rule", "overall",
+        "by_dataset",
     }  # fmt: skip
     assert set(data["qrels"]["by_dataset"][A]) == {
         "cases", "annotated_relevant", "annotated_not_relevant", "negatives", "confirmed",
@@ -168,7 +190,7 @@ def test_report_files_carry_the_qrels_section_and_keys(ws: Workspace, tmp_path: 
         "panel_vs_reference", "precision", "missed", "verdict", "reasons",
     }  # fmt: skip
     assert set(data["qrels"]["overall"]["confirmed"]) == {
-        "cases", "n", "relevant", "value", "ci", "reason"
+        "cases", "n", "relevant", "value", "ci", "reason", "ci_method"
     }  # fmt: skip
     md = (tmp_path / "r" / "report.md").read_text()
     assert "## Relevance labels (qrels)" in md
@@ -220,8 +242,9 @@ def test_the_command_checks_the_thresholds_and_prints_the_verdicts(
     capsys.readouterr()
     assert run("--resamples", "0") == 0
     out = capsys.readouterr().out
-    assert f"qrels {A}: missing labels; confirmed 0.900 (18/20 of 20)" in out
+    assert f"qrels {A}: missing labels; confirmed 0.900 [0.699, 0.972] (18/20 of 20)" in out
     assert "qrels all datasets:" in out
     data = json.loads((tmp_path / "o" / "report.json").read_text())
     assert data["rubric"]["id"] == "qrels-relevance"  # the rubric the labels name
-    assert data["qrels"]["by_dataset"][B]["verdict"] == "labels reliable"
+    # ten of ten pairs confirmed: the Wilson lower bound 0.722 is below 0.9
+    assert data["qrels"]["by_dataset"][B]["verdict"] == "inconclusive"

@@ -243,7 +243,8 @@ def test_json_keys_and_bootstrap_intervals(
     assert set(data) == TOP_KEYS
     assert set(data["fleiss_kappa"]) == {"labels", "binary"}
     fk = data["fleiss_kappa"]["binary"]
-    assert set(fk) == {"value", "ci", "n", "reason"}
+    assert set(fk) == {"value", "ci", "n", "reason", "ci_method", "ci_unreliable"}
+    assert fk["ci_method"] == "percentile"
     assert fk["ci"][0] <= fk["value"] <= fk["ci"][1]
     assert data["bootstrap"] == {
         "resamples": 1000,
@@ -466,9 +467,14 @@ def test_raters_of_another_rubric_are_left_out_unless_named(
     # j1 and j2 agree on the first six cases only: p_o = 1/2 (labels)
     assert rep.percent_agreement["labels"].value == pytest.approx(0.5)
     assert [r.name for r in table.raters] == ["j1", "j2", "q1"]  # the caller's table unchanged
-    # naming the rater keeps it, and its labels outside the rubric are an error
-    with pytest.raises(TiapError, match="rater 'q1': label 'relevant' is not one of"):
+    # naming the rater is an error: its labels are not of the judges' rubric version
+    with pytest.raises(TiapError) as err:
         compute_report(table, rubric, raters=["j1", "q1"], resamples=0)
+    assert str(err.value) == (
+        f"rater 'q1' has no label under the judges' rubric contested-credit "
+        f"({rubric.content_hash[:12]}): its 12 label(s) were made under rubric qrels-relevance "
+        f"({qrels.content_hash[:12]})"
+    )
     # the other rubric's report, over its own rater
     other = compute_report(table, qrels, raters=["q1"], resamples=0)
     assert other.included_raters == ["q1"]

@@ -49,6 +49,20 @@ def legacy_payload(rubric: Rubric, **changes: object) -> dict[str, object]:
     return payload
 
 
+#: the thresholds and figures of a pass as this tiap records it (40 cases, all complete)
+NEW = {"min_fleiss": 0.8, "min_judge_kappa": 0.6, "min_cases": 30, "min_valid": 0.9}
+VALID = dict.fromkeys(JUDGES, 40)
+FIGURES = {
+    "scale": "binary",
+    "fleiss_kappa": 0.91,
+    "fleiss_n": 40,
+    "judge_kappa": {},
+    "judge_n": {},
+    "cases": 40,
+    "judge_valid": VALID,
+}
+
+
 def check(ws: Workspace, rubric: Rubric, judges: dict[str, JudgeIdentity] | None = IDENTITY):
     return check_scale_gate(ws, panel="panel-a", rubric_hash=rubric.content_hash, judges=judges)
 
@@ -58,7 +72,9 @@ def test_a_recorded_verdict_reads_back_typed_with_its_report(
 ) -> None:
     for j in JUDGES:
         add_labels(workspace, j, TRUTH)
-    report = compute_report(labels_from_workspace(workspace, subset="validation"), rubric)
+    # a twelve-case subset, deliberately: --min-cases 6
+    report = compute_report(labels_from_workspace(workspace, subset="validation"), rubric,
+                            min_cases=6)  # fmt: skip
     written = write_report_and_record_gate(report, tmp_path / "out", workspace)
     assert written.gate_event is not None
     (event,) = read_events(workspace, GateEvent)
@@ -98,9 +114,13 @@ def test_an_event_of_the_previous_tiap_reads_with_settings_unknown(
     assert all(j.settings_hashes is None for j in event.judges)
     (forced,) = read_events(workspace, GateForceEvent)
     assert forced.judges is None
-    # by name it is the gate of panel-a; for the panel as it is now it does not hold:
-    # the settings its labels came from are unknown
-    assert check(workspace, rubric, judges=None).passed
+    # by name it is the gate of panel-a, but an earlier tiap's pass says neither how much
+    # evidence it rested on nor the settings its labels came from: it does not hold
+    by_name = check(workspace, rubric, judges=None)
+    assert not by_name.passed
+    assert "does not say how much evidence the verdict rested on" in by_name.message
+    assert by_name.event is not None
+    assert not by_name.event.evidence_recorded
     result = check(workspace, rubric)
     assert not result.passed
     assert "recorded by an earlier tiap" in result.message
@@ -126,6 +146,38 @@ def test_an_event_of_the_previous_tiap_reads_with_settings_unknown(
         ({"thresholds": {"min_fleiss": 0.95, "min_judge_kappa": 0.6}}, "not at least 0.95"),
         ({"judges": []}, "no judge"),
         ({"panel": None}, "panel"),
+        # a record of this tiap says what evidence its pass rested on, and it must hold
+        ({"thresholds": {**NEW, "min_valid": None}}, "min_cases and min_valid are recorded"),
+        ({"thresholds": {**NEW, "min_valid": float("nan")}}, "min_valid must be a finite"),
+        ({"thresholds": {**NEW, "min_cases": 0}}, "min_cases"),
+        ({"thresholds": NEW}, "the subset's cases or valid labels are missing"),
+        (
+            {"thresholds": NEW, "figures": {**FIGURES, "fleiss_n": 4}},
+            "passed is true on 4 complete case(s) of 40, fewer than 30",
+        ),
+        (
+            {"thresholds": NEW, "figures": {**FIGURES, "cases": 12, "fleiss_n": 12}},
+            "passed is true on 12 complete case(s) of 12, fewer than 30",
+        ),
+        (
+            {"thresholds": NEW, "figures": {**FIGURES, "judge_valid": {**VALID, "judge-2": 35}}},
+            "judge judge-2 labelled 35 of 40 validly",
+        ),
+        (
+            {
+                "thresholds": NEW,
+                "figures": {**FIGURES, "judge_kappa": {"judge-0": 0.9}, "judge_n": {"judge-0": 40}},
+            },
+            "the reference's rubric hash None is not the judges'",
+        ),
+        (
+            {
+                "thresholds": NEW,
+                "figures": {**FIGURES, "judge_kappa": {"judge-0": 0.9}, "judge_n": {"judge-0": 9}},
+                "reference_rubric_hash": "ab" * 32,
+            },
+            "judge judge-0's kappa rests on 9 case(s)",
+        ),
     ],
 )
 def test_an_invalid_event_is_an_error_never_a_pass(
@@ -143,6 +195,19 @@ def test_an_invalid_event_is_an_error_never_a_pass(
         read_events(workspace, GateEvent)
 
 
+def test_a_pass_of_this_tiap_holds_its_evidence(workspace: Workspace, rubric: Rubric) -> None:
+    payload = legacy_payload(rubric, thresholds=NEW, figures=FIGURES)
+    payload["judges"] = [
+        {"name": j, "models": [f"provider/{j}"], "settings_hashes": [SETTINGS]} for j in JUDGES
+    ]
+    del payload["judge_models"]
+    workspace.record_event("gate", payload)
+    (event,) = read_events(workspace, GateEvent)
+    assert event.evidence_recorded
+    assert (event.no_humans, event.reference_rubric_hash) == (False, None)
+    assert check(workspace, rubric).passed
+
+
 def test_a_newer_verdict_supersedes_an_invalid_one(
     workspace: Workspace, rubric: Rubric, tmp_path: Path
 ) -> None:
@@ -153,6 +218,7 @@ def test_a_newer_verdict_supersedes_an_invalid_one(
     with pytest.raises(TiapError, match="gate event 1"):
         check(workspace, rubric)
     # the report run again (free) records a valid verdict, which is the one read
-    report = compute_report(labels_from_workspace(workspace, subset="validation"), rubric)
+    report = compute_report(labels_from_workspace(workspace, subset="validation"), rubric,
+                            min_cases=6)  # fmt: skip
     write_report_and_record_gate(report, tmp_path / "out", workspace)
     assert check(workspace, rubric).passed

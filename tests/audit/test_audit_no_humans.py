@@ -33,7 +33,8 @@ def test_no_humans_ignores_disagreeing_human_labels_for_the_gate(
 ) -> None:
     out = tmp_path / "audit"
     args = ("audit", sample_bundle_dir, "--out", out, "--panel", "offline", "--n", "8")
-    lenient = ("--min-fleiss", "0", "--no-progress")
+    # an eight-case subset, deliberately: --min-cases 4 (half of it)
+    lenient = ("--min-fleiss", "0", "--min-cases", "4", "--no-progress")
     paused = run_tiap(*args, *lenient, cwd=tmp_path)
     assert paused.returncode == 3, paused.stderr  # waiting for human labels
     db = out / "workspace.sqlite"
@@ -59,6 +60,7 @@ def test_no_humans_ignores_disagreeing_human_labels_for_the_gate(
         assert "ann" not in {r["name"] for r in report["raters"]}
     gate = json.loads((out / "validation/report.json").read_text())["gate"]
     assert (gate["status"], gate["passed"], gate["failures"]) == ("PASS", True, [])
+    assert gate["no_humans"] is True  # the choice is recorded with the verdict
     index = (out / "index.md").read_text(encoding="utf-8")
     assert "Scale gate: PASS" in index
     assert "Human labels in the workspace (ann) were left out" in index

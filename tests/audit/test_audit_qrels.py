@@ -26,7 +26,9 @@ pytestmark = [pytest.mark.shared_data, pytest.mark.slow]
 KEY_ENV = "TIAP_TEST_ORACLE_KEY"
 SINGLE, MULTI = "Dialogue/LoCoMo/single_hop", "Dialogue/LoCoMo/multi_hop"
 LME = "Dialogue/LongMemEval/single_session_user"
-WRONG, MISSED, NEGATIVES = {SINGLE: 30}, {LME: 10}, 20
+# 40 negatives per dataset: none found relevant shows a missed rate of at most 0.10 only
+# from 35 decided negatives on (the Wilson upper bound of 0 of 35 is 0.099)
+WRONG, MISSED, NEGATIVES = {SINGLE: 30}, {LME: 10}, 40
 
 
 @pytest.fixture(scope="module")
@@ -162,7 +164,7 @@ def test_the_command_runs_the_qrels_audit(tmp_path: Path, tree: Tree, panel) -> 
     out = tmp_path / "cli"
     args = ("audit", tree.root, "--mode", "qrels", "--out", out, "--panel", panel_file)
     opts = ("--per-dataset", "500", "--negatives", str(NEGATIVES), "--run", RUN_FILE)
-    done = run_tiap(*args, *opts, "--n", "20", "--no-humans", "--no-progress", cwd=tmp_path)
+    done = run_tiap(*args, *opts, "--n", "30", "--no-humans", "--no-progress", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert f"qrels {SINGLE}: labels unreliable" in done.stdout
     assert f"qrels {LME}: missing labels" in done.stdout

@@ -67,13 +67,18 @@ def gate_event(
                 )
                 for j in judges
             ],
-            thresholds=GateThresholds(min_fleiss=0.8, min_judge_kappa=0.6),
+            # three validation cases, deliberately: --min-cases 3
+            thresholds=GateThresholds(
+                min_fleiss=0.8, min_judge_kappa=0.6, min_cases=3, min_valid=0.9
+            ),
             figures=GateFigures(
                 scale="binary",
                 fleiss_kappa=0.9 if passed else 0.412,
                 fleiss_n=3,
                 judge_kappa={},
                 judge_n={},
+                cases=3,
+                judge_valid=dict.fromkeys(judges, 3),
             ),
             passed=passed,
             failures=failures,

@@ -52,6 +52,7 @@ def report_gate(ws: Workspace, rubric: Rubric, out: Path, **thresholds: float) -
     """The agreement report on the validation subset, written, then its gate
     recorded; returns the recorded event."""
     table = labels_from_workspace(ws, subset="validation")
+    thresholds.setdefault("min_cases", 3)  # six validation cases, deliberately
     report = compute_report(table, rubric, resamples=0, **thresholds)
     written = write_report_and_record_gate(report, out, ws)
     assert written.gate_event is not None
@@ -247,3 +248,58 @@ def write_offline(tmp_path: Path) -> Callable[[float], Path]:
         return path
 
     return write
+
+
+def test_a_judge_failing_on_most_cases_leaves_too_few_to_gate_on(
+    tmp_path: Path, loopback, write_panel, key_env, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Through the real loopback server and the command line: three judges agree on
+    every case, but one answers 400 (bad_request) on 16 of the 20 validation cases.
+    Four complete cases do not pass the gate, and judging beyond stays refused."""
+    import re
+
+    from support.loopback import label_reply, question_key, status
+
+    def scripted(body: dict) -> object:
+        match = re.search(r"meeting number (\d+)\?", question_key(body))
+        assert match is not None
+        i = int(match.group(1))
+        if str(body["model"]).endswith("model-c") and 4 <= i < 20:
+            return status(400, message="bad request")
+        return label_reply(("supports", "does_not_support")[i % 2])
+
+    loopback.script.default = scripted
+    db = tmp_path / "ws.sqlite"
+    with Workspace(db) as ws:
+        cases = [make_case(i) for i in range(30)]
+        ws.add_cases(cases)
+        ws.save_subset("validation", [c.case_id for c in cases[:20]], params={"kind": "validation"})
+    judges = ("judge-a", "judge-b", "judge-c")
+    models = {j: f"openai/model-{j[-1]}" for j in judges}
+    panel = write_panel(loopback.url, judges=judges, model=models, max_attempts=1)
+    base = ("--db", str(db), "--panel", str(panel), "--no-progress")
+    code, _, err = run_cli(capsys, "judge", "run", *base, "--subset", "validation")
+    assert code == 0, err
+    with Workspace(db) as ws:
+        invalid = [r for r in ws.latest_labels(raters=["judge-c"]) if r.label is None]
+    assert len(invalid) == 16
+    assert {r.reason for r in invalid} == {"bad_request"}
+
+    out = tmp_path / "r"
+    code, printed, err = run_cli(
+        capsys, "agreement", "report", "--db", str(db), "--subset", "validation", "--out", str(out)
+    )
+    assert code == 3, printed + err
+    assert "scale gate: FAIL" in printed
+    assert "fewer than the 30 complete cases the gate needs" in printed
+    assert "judge judge-c labelled 4 of 20 case(s) validly (0.200; 16 invalid" in printed
+    assert "(n=4, interval unreliable" in printed
+
+    # judging beyond the validation subset is refused, naming the thin evidence
+    code, _, err = run_cli(capsys, "judge", "run", *base)
+    assert code == 2
+    (line,) = [x for x in err.splitlines() if x.strip()]
+    assert "scale gate failed" in line
+    assert "judge judge-c labelled 4 of 20 case(s) validly" in line
+    with Workspace(db) as ws:
+        assert judged_beyond_validation(ws) == 0

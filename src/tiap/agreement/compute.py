@@ -12,8 +12,21 @@ from tiap.agreement import constant
 from tiap.agreement import library as lib
 from tiap.agreement import stats as st
 from tiap.agreement.bootstrap import CONFIDENCE, Estimate, bootstrap_weights, evaluate
-from tiap.agreement.gate import GateInputs, evaluate_gate
-from tiap.agreement.limits import check_kappa_threshold, check_quorum, check_resamples, check_seed
+from tiap.agreement.gate import (
+    DEFAULT_MIN_CASES,
+    DEFAULT_MIN_VALID,
+    GateInputs,
+    JudgeCounts,
+    evaluate_gate,
+)
+from tiap.agreement.limits import (
+    check_cases,
+    check_kappa_threshold,
+    check_quorum,
+    check_resamples,
+    check_seed,
+    check_share_threshold,
+)
 from tiap.agreement.models import (
     AgreementReport,
     BootstrapInfo,
@@ -22,11 +35,7 @@ from tiap.agreement.models import (
     Majority,
     PairBinary,
     PairKappa,
-    Prevalence,
-    PrevalenceGroup,
-    RaterSummary,
     ReferenceInfo,
-    RubricInfo,
     SourceInfo,
     VsRater,
     VsReference,
@@ -34,52 +43,82 @@ from tiap.agreement.models import (
 from tiap.agreement.qrels import (
     DEFAULT_MAX_MISSED,
     DEFAULT_MIN_CONFIRMED,
-    check_share_threshold,
+    DEFAULT_MIN_DECIDED,
     qrels_figures,
 )
 from tiap.agreement.reference import Reference, resolve_reference
+from tiap.agreement.scale import Scale
 from tiap.agreement.scope import categories_for, of_rubric_kind, resolve_raters
+from tiap.agreement.summaries import (
+    other_rubric_raters,
+    prevalence,
+    rater_summaries,
+    report_notes,
+    rubric_info,
+)
 from tiap.agreement.table import ABSENT, INVALID, LabelTable
-from tiap.agreement.votes import VoteArrays, default_quorum, default_voters, distribution, vote
-from tiap.cases.vocab import JUDGE
+from tiap.agreement.versions import VersionScope, one_rubric_version, version_notes
+from tiap.agreement.votes import default_quorum, default_voters, distribution, vote
+from tiap.cases.vocab import HUMAN, JUDGE
+from tiap.errors import TiapError
 from tiap.rubric import Rubric
+from tiap.stats import percentile_reliable, wilson_interval
 
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 1337
 DEFAULT_MIN_FLEISS = 0.80
 DEFAULT_MIN_JUDGE_KAPPA = 0.60
-NO_VALUE = "(none)"
 MAJORITY_KEY = "\0majority"
-_STRATA = ("dataset", "run", "category")
+#: the one-line error when both ask for opposite things
+NO_HUMANS_AND_REFERENCE = (
+    "--reference names the human reference, and --no-humans leaves human labels out: "
+    "use one of them"
+)
+
+
+def _unreliable(e: Estimate) -> bool:
+    """A percentile interval on fewer cases than it can be relied on."""
+    return e.ci is not None and not percentile_reliable(e.n)
 
 
 def _figure(e: Estimate) -> Figure:
-    return Figure(value=e.value, ci=list(e.ci) if e.ci else None, n=e.n, reason=e.reason)
+    """A bootstrap figure: its percentile interval, marked unreliable below 30 cases."""
+    return Figure(
+        value=e.value,
+        ci=list(e.ci) if e.ci else None,
+        n=e.n,
+        reason=e.reason,
+        ci_method="percentile" if e.ci else None,
+        ci_unreliable=_unreliable(e),
+    )
 
 
-class _Scale:
-    """Codes of the included raters, the reference and the majority on one scale
-    (the rubric's labels, or its binary collapse)."""
+def _share_figure(e: Estimate, confusion: np.ndarray) -> Figure:
+    """A share (accuracy: the confusion matrix's diagonal of its total) with its
+    Wilson interval, whatever the resamples."""
+    n, hits = int(confusion.sum()), int(np.trace(confusion))
+    if e.value is None or not n:
+        return Figure(value=e.value, n=e.n, reason=e.reason)
+    return Figure(value=e.value, ci=list(wilson_interval(hits, n)), n=n, ci_method="wilson")
 
-    def __init__(
-        self,
-        name: str,
-        cats: list[str],
-        names: list[str],
-        codes_all: np.ndarray,
-        included_idx: list[int],
-        ref: Reference | None,
-        votes: VoteArrays,
-    ) -> None:
-        self.name, self.cats, self.k = name, cats, len(cats)
-        self.names = names
-        self.codes_all = codes_all
-        self.codes = codes_all[:, included_idx]
-        self.ref = ref.codes if ref is not None else None
-        self.votes = votes
 
-    def column(self, rater: str) -> np.ndarray:
-        return self.codes_all[:, self.names.index(rater)]
+def _named(
+    raters: Sequence[str] | None, voters: Sequence[str] | None, reference: str | None
+) -> set[str]:
+    """Every rater the caller named (as a rater, a voter or the reference)."""
+    return set(raters or ()) | set(voters or ()) | set(filter(None, (reference or "").split("+")))
+
+
+def _without_humans(table: LabelTable) -> tuple[LabelTable, list[str]]:
+    """``--no-humans``: the table without human raters, and a note naming them."""
+    humans = table.raters_of_kind(HUMAN)
+    if not humans:
+        return table, []
+    note = (
+        f"--no-humans: the labels of human rater(s) {', '.join(humans)} are left out of "
+        "every figure; the gate is on the judges alone"
+    )
+    return table.without(humans), [note]
 
 
 def compute_report(
@@ -94,32 +133,55 @@ def compute_report(
     seed: int = DEFAULT_SEED,
     min_fleiss: float = DEFAULT_MIN_FLEISS,
     min_judge_kappa: float = DEFAULT_MIN_JUDGE_KAPPA,
+    min_cases: int = DEFAULT_MIN_CASES,
+    min_valid: float = DEFAULT_MIN_VALID,
     min_confirmed: float = DEFAULT_MIN_CONFIRMED,
     max_missed: float = DEFAULT_MAX_MISSED,
+    min_decided: float = DEFAULT_MIN_DECIDED,
+    no_humans: bool = False,
 ) -> AgreementReport:
     """Every agreement figure over ``raters`` (default: the judges; without
     judges, every rater but ``adjudicated``).
 
     ``reference``: see :mod:`tiap.agreement.reference`; ``voters`` and
     ``quorum``: see :mod:`tiap.agreement.votes`. Bootstrap intervals resample
-    cases ``resamples`` times from ``seed`` (0 resamples: no intervals).
+    cases ``resamples`` times from ``seed`` (0 resamples: none); shares (accuracy,
+    the qrels shares) carry Wilson intervals whatever the resamples.
 
     A report covers cases of the rubric's kind (the others in scope are left out,
-    with a note). On ``qrels`` cases it adds the relevance-label figures and a
-    verdict per dataset (:mod:`tiap.agreement.qrels`; ``min_confirmed`` and
-    ``max_missed`` are its thresholds).
+    with a note) and labels of one rubric version, the judges'
+    (:mod:`tiap.agreement.versions`); ``no_humans`` leaves every human label out
+    (the gate is then on the judges alone, and says so). The gate's thresholds:
+    ``min_fleiss``, ``min_judge_kappa``, ``min_cases`` and ``min_valid``
+    (:mod:`tiap.agreement.gate`). On ``qrels`` cases it adds the relevance-label
+    figures and a verdict per dataset (:mod:`tiap.agreement.qrels`;
+    ``min_confirmed``, ``max_missed`` and ``min_decided`` are its thresholds).
     """
     check_kappa_threshold("min_fleiss", min_fleiss)
     check_kappa_threshold("min_judge_kappa", min_judge_kappa)
-    check_share_threshold("min_confirmed", min_confirmed)
-    check_share_threshold("max_missed", max_missed)
-    table, kind_notes = of_rubric_kind(table, rubric)
+    check_cases("min_cases", min_cases)
+    for name, share in (
+        ("min_valid", min_valid),
+        ("min_confirmed", min_confirmed),
+        ("max_missed", max_missed),
+        ("min_decided", min_decided),
+    ):
+        check_share_threshold(name, share)
     check_resamples("resamples", resamples)
     check_seed("seed", seed)
     if quorum is not None:
         check_quorum("quorum", quorum)
+    if no_humans and reference is not None:
+        raise TiapError(NO_HUMANS_AND_REFERENCE)
+    table, scope_notes = of_rubric_kind(table, rubric)
+    if no_humans:
+        table, human_notes = _without_humans(table)
+        scope_notes += human_notes
+    named = _named(raters, voters, reference)
+    table, version = one_rubric_version(table, rubric, raters=raters, named=named)
+    scope_notes += version_notes(version)
     cats, bin_cats, bin_map = categories_for(table, rubric)
-    left_out = _other_rubric_raters(table, rubric, cats, raters, voters, reference)
+    left_out = other_rubric_raters(table, rubric, cats, named)
     if left_out:
         table = table.without(left_out)
     included = resolve_raters(table, raters, "raters")
@@ -140,7 +202,7 @@ def compute_report(
     vote_idx = [names.index(r) for r in vote_raters]
 
     scales = [
-        _Scale(
+        Scale(
             "labels", cats, names, codes_all, idx, ref, vote(codes_all[:, vote_idx], len(cats), q)
         )
     ]
@@ -152,7 +214,7 @@ def compute_report(
             else None
         )
         bvotes = vote(bcodes[:, vote_idx], len(bin_cats), q)
-        scales.append(_Scale("binary", bin_cats, names, bcodes, idx, bref, bvotes))
+        scales.append(Scale("binary", bin_cats, names, bcodes, idx, bref, bvotes))
 
     judges = [r for r in included if table.rater(r).kind == JUDGE]
     compared = [r for r in included if ref is None or r not in ref.raters]
@@ -163,23 +225,39 @@ def compute_report(
     fleiss = {s.name: _figure(est[f"fleiss.{s.name}"]) for s in scales}
     vs_ref = _vs_reference(scales, est, ref, ref_reason, compared)
     gate = evaluate_gate(
-        _gate_inputs(table, rubric, scales[-1], judges, est, vs_ref, min_fleiss, min_judge_kappa)
+        _gate_inputs(
+            table,
+            rubric,
+            scales[-1],
+            judges,
+            est,
+            vs_ref,
+            version,
+            min_fleiss=min_fleiss,
+            min_judge_kappa=min_judge_kappa,
+            min_cases=min_cases,
+            min_valid=min_valid,
+            no_humans=no_humans,
+        )
     )
     qrels = None
     if bin_cats:  # relevance-label figures on qrels pairs (positive: binary index 0)
-        b, limits = scales[1], {"min_confirmed": min_confirmed, "max_missed": max_missed}
-        qrels = qrels_figures(table, b.votes.winner, b.ref, 0, bin_cats[0], weights, **limits)
+        b = scales[1]
+        limits = {"min_confirmed": min_confirmed, "max_missed": max_missed}
+        qrels = qrels_figures(
+            table, b.votes.winner, b.ref, 0, bin_cats[0], weights, **limits, min_decided=min_decided
+        )
     return AgreementReport(
         source=SourceInfo(
             kind=table.source, path=table.path, subset=table.subset, subset_kind=table.subset_kind
         ),
-        rubric=_rubric_info(rubric),
+        rubric=rubric_info(rubric),
         labels=cats,
         binary_labels=bin_cats,
         n_cases=len(table.cases),
         n_complete=fleiss["labels"].n,
         included_raters=included,
-        raters=_rater_summaries(table, scales, included, ref),
+        raters=rater_summaries(table, scales, included, ref),
         fleiss_kappa=fleiss,
         krippendorff_alpha={s.name: _figure(est[f"alpha.{s.name}"]) for s in scales},
         cohen_kappa=_pairs(scales, est, included),
@@ -194,28 +272,55 @@ def compute_report(
             labels=distribution(scales[0].votes, cats),
             binary=distribution(scales[1].votes, bin_cats) if bin_cats else None,
         ),
-        prevalence=_prevalence(table, scales),
+        prevalence=prevalence(table, scales),
         vs_reference=vs_ref,
         gate=gate,
         bootstrap=BootstrapInfo(resamples=resamples, seed=seed, confidence=CONFIDENCE),
-        notes=[*kind_notes, *_notes(table, rubric, included, scales, ref, left_out)],
+        notes=[*scope_notes, *report_notes(table, rubric, included, scales, ref, left_out)],
         qrels=qrels,
     )
+
+
+def _reference_hash(table: LabelTable, vs_ref: VsReference) -> str | None:
+    """The rubric hash of the reference's labels (one, after the version filter), or
+    ``None`` without a reference or when its labels do not say."""
+    if not vs_ref.available or vs_ref.reference is None:
+        return None
+    present = [r for r in vs_ref.reference.raters if r in set(table.rater_names)]
+    hashes = {h for r in present for h in table.rater(r).rubric_hashes}
+    return next(iter(hashes)) if len(hashes) == 1 else None
+
+
+def _judge_counts(scale: Scale, judges: list[str]) -> dict[str, JudgeCounts]:
+    out = {}
+    for j in judges:
+        col = scale.column(j)
+        out[j] = JudgeCounts(
+            valid=int((col >= 0).sum()),
+            invalid=int((col == INVALID).sum()),
+            missing=int((col == ABSENT).sum()),
+        )
+    return out
 
 
 def _gate_inputs(
     table: LabelTable,
     rubric: Rubric | None,
-    scale: _Scale,
+    scale: Scale,
     judges: list[str],
     est: dict[str, Estimate],
     vs_ref: VsReference,
+    version: VersionScope,
+    *,
     min_fleiss: float,
     min_judge_kappa: float,
+    min_cases: int,
+    min_valid: float,
+    no_humans: bool,
 ) -> GateInputs:
     """What the verdict is reached from, on ``scale`` (the binary collapse when the
-    rubric has one): Fleiss' kappa over the judges and each judge's kappa against the
-    human reference."""
+    rubric has one): Fleiss' kappa over the judges, each judge's kappa against the
+    human reference, each judge's valid labels, and the rubric versions."""
     judge_kappa = None
     if vs_ref.available:
         judge_kappa = {
@@ -236,11 +341,17 @@ def _gate_inputs(
         judge_kappa=judge_kappa,
         min_fleiss=min_fleiss,
         min_judge_kappa=min_judge_kappa,
+        min_cases=min_cases,
+        min_valid=min_valid,
+        judge_counts=_judge_counts(scale, judges),
+        version=version,
+        reference_rubric_hash=_reference_hash(table, vs_ref),
+        no_humans=no_humans,
     )
 
 
 def _stats(
-    scales: list[_Scale],
+    scales: list[Scale],
     included: list[str],
     judges: list[str],
     compared: list[str],
@@ -287,7 +398,7 @@ def _accuracy(a: np.ndarray, b: np.ndarray, k: int) -> st.Stat:
     return replace(st.agreement_stat(a, b, k), point=partial(lib.accuracy, a, b))
 
 
-def _pairs(scales: list[_Scale], est: dict[str, Estimate], included: list[str]) -> list[PairKappa]:
+def _pairs(scales: list[Scale], est: dict[str, Estimate], included: list[str]) -> list[PairKappa]:
     out = []
     lab = scales[0]
     for i in range(len(included)):
@@ -303,6 +414,7 @@ def _pairs(scales: list[_Scale], est: dict[str, Estimate], included: list[str]) 
                     ci=list(eb.ci) if eb.ci else None,
                     reason=eb.reason,
                     agreement=_trace_share(bconf),
+                    ci_unreliable=_unreliable(eb),
                 )
             out.append(
                 PairKappa(
@@ -314,6 +426,7 @@ def _pairs(scales: list[_Scale], est: dict[str, Estimate], included: list[str]) 
                     reason=e.reason,
                     agreement=_trace_share(conf),
                     binary=binary,
+                    ci_unreliable=_unreliable(e),
                 )
             )
     return out
@@ -325,19 +438,20 @@ def _trace_share(conf: np.ndarray) -> float | None:
     return float(np.trace(conf) / n) if n else None
 
 
-def _comparison(s: _Scale, est: dict[str, Estimate], rater: str, codes: np.ndarray) -> Comparison:
+def _comparison(s: Scale, est: dict[str, Estimate], rater: str, codes: np.ndarray) -> Comparison:
     ref = s.ref if s.ref is not None else np.full(len(codes), -1)
     kappa = _figure(est[f"ref.kappa.{s.name}.{rater}"])
+    confusion = lib.confusion_matrix(ref, codes, s.k)
     return Comparison(
         n=kappa.n,
         kappa=kappa,
-        accuracy=_figure(est[f"ref.acc.{s.name}.{rater}"]),
-        confusion=lib.confusion_matrix(ref, codes, s.k).tolist(),
+        accuracy=_share_figure(est[f"ref.acc.{s.name}.{rater}"], confusion),
+        confusion=confusion.tolist(),
     )
 
 
-def _vs_rater(scales: list[_Scale], est: dict[str, Estimate], rater: str) -> VsRater:
-    def codes(s: _Scale) -> np.ndarray:
+def _vs_rater(scales: list[Scale], est: dict[str, Estimate], rater: str) -> VsRater:
+    def codes(s: Scale) -> np.ndarray:
         return s.votes.winner if rater == MAJORITY_KEY else s.column(rater)
 
     return VsRater(
@@ -348,7 +462,7 @@ def _vs_rater(scales: list[_Scale], est: dict[str, Estimate], rater: str) -> VsR
 
 
 def _vs_reference(
-    scales: list[_Scale],
+    scales: list[Scale],
     est: dict[str, Estimate],
     ref: Reference | None,
     reason: str | None,
@@ -371,155 +485,3 @@ def _vs_reference(
         raters=[_vs_rater(scales, est, r) for r in compared],
         majority=_vs_rater(scales, est, MAJORITY_KEY),
     )
-
-
-def _rubric_info(rubric: Rubric | None) -> RubricInfo | None:
-    if rubric is None:
-        return None
-    return RubricInfo(
-        id=rubric.id,
-        version=rubric.version,
-        hash=rubric.content_hash,
-        labels=rubric.label_names,
-        binary=dict(sorted(rubric.binary.items())),
-        binary_positive=rubric.binary_positive,
-    )
-
-
-def _rater_summaries(
-    table: LabelTable, scales: list[_Scale], included: list[str], ref: Reference | None
-) -> list[RaterSummary]:
-    out = []
-    lab = scales[0]
-    for info in table.raters:
-        col = lab.column(info.name)
-        valid = int((col >= 0).sum())
-        counts = {c: int((col == i).sum()) for i, c in enumerate(lab.cats)}
-        binary_counts = None
-        constant_binary = None
-        if len(scales) > 1:
-            bcol = scales[1].column(info.name)
-            binary_counts = {c: int((bcol == i).sum()) for i, c in enumerate(scales[1].cats)}
-            constant_binary = constant.constant_label(bcol, scales[1].cats)
-        label = constant.constant_label(col, lab.cats)
-        out.append(
-            RaterSummary(
-                name=info.name,
-                kind=info.kind,
-                panels=info.panels,
-                included=info.name in included,
-                reference=ref is not None and info.name in ref.raters,
-                n_valid=valid,
-                n_invalid=int((col == INVALID).sum()),
-                n_missing=int((col == ABSENT).sum()),
-                counts=counts,
-                shares={c: (v / valid if valid else None) for c, v in counts.items()},
-                binary_counts=binary_counts,
-                constant=label is not None,
-                constant_label=label,
-                constant_binary=constant_binary is not None,
-            )
-        )
-    return out
-
-
-def _prevalence(table: LabelTable, scales: list[_Scale]) -> Prevalence:
-    groups: dict[str, dict[str, PrevalenceGroup]] = {}
-    for field in _STRATA:
-        values = np.array([getattr(c, field) or NO_VALUE for c in table.cases], dtype=object)
-        groups[field] = {}
-        for value in sorted(set(values.tolist())):
-            mask = values == value
-            groups[field][value] = PrevalenceGroup(
-                labels=distribution(scales[0].votes, scales[0].cats, mask),
-                binary=distribution(scales[1].votes, scales[1].cats, mask)
-                if len(scales) > 1
-                else None,
-            )
-    return Prevalence(
-        by_dataset=groups["dataset"], by_run=groups["run"], by_category=groups["category"]
-    )
-
-
-def _other_rubric_raters(
-    table: LabelTable,
-    rubric: Rubric | None,
-    cats: Sequence[str],
-    raters: Sequence[str] | None,
-    voters: Sequence[str] | None,
-    reference: str | None,
-) -> list[str]:
-    """Raters nobody named whose labels were all made under another rubric and are not
-    labels of this one: they cannot be compared, so the report leaves them out (a
-    rater named in ``raters``, ``voters`` or ``reference`` is kept, and its foreign
-    labels are an error)."""
-    if rubric is None:
-        return []
-    named = set(raters or ()) | set(voters or ()) | set((reference or "").split("+"))
-    out = []
-    for name in table.uncodable(cats):
-        hashes = table.rater(name).rubric_hashes
-        if name not in named and hashes and rubric.content_hash not in hashes:
-            out.append(name)
-    return out
-
-
-def _notes(
-    table: LabelTable,
-    rubric: Rubric | None,
-    included: list[str],
-    scales: list[_Scale],
-    ref: Reference | None,
-    left_out: list[str],
-) -> list[str]:
-    notes = []
-    if left_out and rubric is not None:
-        notes.append(
-            f"left out rater(s) {', '.join(left_out)}: their labels are not labels of rubric "
-            f"{rubric.id} (made under another rubric)"
-        )
-    lab = scales[0]
-    for r in included:
-        if not (lab.column(r) >= 0).any():
-            notes.append(f"rater {r} has no valid label on the cases in scope")
-    notes += _constant_notes(table, scales)
-    if rubric is not None:
-        for info in table.raters:
-            other = [h for h in info.rubric_hashes if h != rubric.content_hash]
-            if other:
-                notes.append(
-                    f"rater {info.name} has labels made under rubric hash "
-                    f"{', '.join(h[:12] for h in other)}, not this report's rubric "
-                    f"{rubric.id} ({rubric.content_hash[:12]})"
-                )
-    complete = int((lab.codes >= 0).all(axis=1).sum())
-    if complete < len(table.cases):
-        notes.append(
-            f"Fleiss' kappa uses the {complete} of {len(table.cases)} cases that every "
-            "included rater labelled validly; Krippendorff's alpha and the pairwise "
-            "figures use every valid label"
-        )
-    if ref is not None and ref.unresolved:
-        notes.append(
-            f"{ref.unresolved} case(s) have disagreeing human labels and no adjudicated "
-            "label: they are left out of the comparison with the reference"
-        )
-    return notes
-
-
-def _constant_notes(table: LabelTable, scales: list[_Scale]) -> list[str]:
-    """A note per constant rater (:mod:`tiap.agreement.constant`), on its labels or,
-    when only those vary, on the binary collapse."""
-    notes = []
-    for info in table.raters:
-        col = scales[0].column(info.name)
-        label = constant.constant_label(col, scales[0].cats)
-        if label is not None:
-            notes.append(constant.rater_note(info.name, int((col >= 0).sum()), label))
-        elif len(scales) > 1:
-            bcol = scales[1].column(info.name)
-            blabel = constant.constant_label(bcol, scales[1].cats)
-            if blabel is not None:
-                n = int((bcol >= 0).sum())
-                notes.append(constant.rater_note(info.name, n, blabel, binary=True))
-    return notes

@@ -211,7 +211,15 @@ def labels_from_file(path: str | Path, rubric: Rubric | None = None) -> LabelTab
         _merge_kind(p, line, kinds, row)
         _merge_case(p, line, cases, row)
         sources.setdefault(row.rater, _Sources()).add(row)
-        entries.append(LabelEntry(case_id=row.case_id, rater=row.rater, label=row.label))
+        entries.append(
+            LabelEntry(
+                case_id=row.case_id,
+                rater=row.rater,
+                label=row.label,
+                rubric_id=row.rubric_id,
+                rubric_hash=row.rubric_hash,
+            )
+        )
     if not entries:
         raise InputError(p, "no label rows")
     return LabelTable(

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from tiap.agreement.constant import MEANING
 from tiap.agreement.models import AgreementReport, Figure
+from tiap.stats import RELIABLE_PERCENTILE_N
 from tiap.text import inert
+
+#: what a percentile interval on too few cases is shown with
+UNRELIABLE = f"interval unreliable: fewer than {RELIABLE_PERCENTILE_N} cases"
 
 
 def num(value: float | None, digits: int = 3) -> str:
@@ -20,19 +24,24 @@ def ci(bounds: list[float] | None) -> str:
 
 
 def figure(f: Figure | None, *, with_n: bool = True) -> str:
-    """``0.830 [0.781, 0.872] (n=115)``, or ``n/a (why)``."""
+    """``0.830 [0.781, 0.872] (n=115)``, or ``n/a (why)``; a percentile interval on
+    too few cases is marked: ``1.000 [1.000, 1.000] (n=4, interval unreliable: ...)``."""
     if f is None:
         return ""
     if f.value is None:
         return f"n/a ({f.reason})" if f.reason else "n/a"
-    n = f" (n={f.n})" if with_n else ""
-    return f"{f.value:.3f}{ci(f.ci)}{n}"
+    extra = [f"n={f.n}"] if with_n else []
+    if f.ci_unreliable:
+        extra.append(UNRELIABLE)
+    return f"{f.value:.3f}{ci(f.ci)}" + (f" ({', '.join(extra)})" if extra else "")
 
 
-def kappa_text(value: float | None, bounds: list[float] | None, reason: str | None) -> str:
+def kappa_text(
+    value: float | None, bounds: list[float] | None, reason: str | None, unreliable: bool = False
+) -> str:
     if value is None:
         return f"n/a ({reason})" if reason else "n/a"
-    return f"{value:.3f}{ci(bounds)}"
+    return f"{value:.3f}{ci(bounds)}" + (f" ({UNRELIABLE})" if unreliable else "")
 
 
 def source_line(r: AgreementReport) -> str:

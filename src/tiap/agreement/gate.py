@@ -2,13 +2,24 @@
 
 The gate passes when, on the validation subset,
 
+- the evidence is enough: the subset holds at least ``min_cases`` cases (default
+  30), at least ``max(min_cases, ceil(subset / 2))`` of them are complete (every
+  judge labelled them validly), and each judge labelled at least ``min_valid``
+  (default 0.90) of the subset's cases validly;
+- the human labels are of the judges' rubric version: when the subset holds human
+  labels but none under the judges' rubric hash (:mod:`tiap.agreement.versions`),
+  it fails naming the other version, unless human labels are left out by choice
+  (``no_humans``, recorded);
 - Fleiss' kappa over the judges (the included raters of kind ``judge``) on the
   rubric's binary collapse (on its labels when it has none) is at least
   ``min_fleiss`` (default 0.80), and
 - when there is a human reference, every judge's Cohen's kappa against it on
-  the same scale is at least ``min_judge_kappa`` (default 0.60).
+  the same scale, on at least as many cases as the complete cases needed, is at
+  least ``min_judge_kappa`` (default 0.60).
 
-An undefined figure fails. Thresholds are finite kappas, in [-1, 1]. Every
+Each unmet rule is a failure line of its own. An undefined figure fails.
+Thresholds are finite kappas in [-1, 1], ``min_cases`` an integer from 1 and
+``min_valid`` a finite share in [0, 1]. Every
 report shows the verdict, but only a report on a workspace subset of kind
 ``validation`` *applies* it: :func:`record_gate` then records a typed
 :class:`~tiap.cases.events.GateEvent` (panel, rubric, the judges with the models
@@ -29,8 +40,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from tiap.agreement import constant
+from tiap.agreement.limits import check_cases, check_share_threshold
 from tiap.agreement.models import Figure, Gate
 from tiap.agreement.table import LabelTable, RaterInfo
+from tiap.agreement.versions import VersionScope
 from tiap.cases.events import (
     VALIDATION_KIND,
     GatedJudge,
@@ -41,9 +54,22 @@ from tiap.cases.events import (
     ScaleName,
     check_kappa_threshold,
     record_event,
+    required_cases,
 )
 from tiap.errors import TiapError
 from tiap.rubric import Rubric
+
+DEFAULT_MIN_CASES = 30
+DEFAULT_MIN_VALID = 0.90
+
+
+class JudgeCounts(NamedTuple):
+    """A judge's labels on the cases in scope: valid, invalid (abstentions), missing."""
+
+    valid: int
+    invalid: int
+    missing: int
+
 
 if TYPE_CHECKING:
     from tiap.agreement.models import AgreementReport
@@ -65,10 +91,32 @@ class GateInputs:
     min_judge_kappa: float
     #: judges whose valid labels on the gate's scale are all one label -> that label
     constant: dict[str, str] = field(default_factory=dict)
+    min_cases: int = DEFAULT_MIN_CASES
+    min_valid: float = DEFAULT_MIN_VALID
+    #: judge -> its valid, invalid and missing labels on the cases in scope
+    judge_counts: dict[str, JudgeCounts] = field(default_factory=dict)
+    #: which rubric version the figures count, and what was left out
+    version: VersionScope = field(default_factory=VersionScope)
+    #: the rubric hash of the human reference's labels (``None``: none, or not said)
+    reference_rubric_hash: str | None = None
+    #: human labels were left out by choice (``--no-humans``)
+    no_humans: bool = False
 
     def __post_init__(self) -> None:
         check_kappa_threshold("min_fleiss", self.min_fleiss)
         check_kappa_threshold("min_judge_kappa", self.min_judge_kappa)
+        check_cases("min_cases", self.min_cases)
+        check_share_threshold("min_valid", self.min_valid)
+
+    @property
+    def cases(self) -> int:
+        """The cases in scope (the subset's, of the rubric's kind)."""
+        return len(self.table.cases)
+
+    @property
+    def required(self) -> int:
+        """The complete cases a pass needs."""
+        return required_cases(self.min_cases, self.cases)
 
 
 class _Identity(NamedTuple):
@@ -101,6 +149,70 @@ def _fleiss_failures(g: GateInputs) -> list[str]:
     return []
 
 
+def _evidence_failures(g: GateInputs) -> list[str]:
+    """Enough evidence: cases in the subset, complete cases, each judge's valid share."""
+    out = []
+    if g.cases < g.min_cases:
+        out.append(
+            f"the subset has {g.cases} case(s), fewer than the {g.min_cases} complete cases "
+            f"the gate needs (--min-cases {g.min_cases}): draw a validation subset of at least "
+            f"{g.min_cases} cases (--n {g.min_cases} or more with tiap cases sample or tiap "
+            "audit), or lower --min-cases deliberately"
+        )
+    elif g.fleiss is not None and g.fleiss.n < g.required:
+        out.append(
+            f"only {g.fleiss.n} complete case(s) (every judge labelled validly) of the "
+            f"{g.cases} in the subset: the gate needs at least {g.required} (--min-cases "
+            f"{g.min_cases}, and at least half of the subset)"
+        )
+    for judge in g.judges:
+        c = g.judge_counts.get(judge)
+        if c is None or not g.cases or c.valid / g.cases >= g.min_valid:
+            continue
+        out.append(
+            f"judge {judge} labelled {c.valid} of {g.cases} case(s) validly "
+            f"({c.valid / g.cases:.3f}; {c.invalid} invalid, {c.missing} missing): the gate "
+            f"needs a valid share of at least {g.min_valid:.2f} (--min-valid)"
+        )
+    return out
+
+
+def _version_failures(g: GateInputs) -> list[str]:
+    """The human labels are of the judges' rubric version (unless left out by choice)."""
+    v = g.version
+    # the hash the verdict is recorded for: the judges' labels', else (labels that name
+    # none) the report rubric's, as :func:`_identity` takes it
+    target = v.rubric_hash or (g.rubric.content_hash if g.rubric is not None else None)
+    if g.no_humans or target is None:
+        return []
+    again = (
+        "label the subset again under this version, or gate on the judges alone with "
+        "--no-humans (recorded)"
+    )
+    if v.humans_only_elsewhere:
+        humans = [h for h in v.humans_before if h in v.left_out]
+        ids = v.ids_of(humans)
+        which = (
+            f"another version of rubric {v.rubric_id}"
+            if not ids or ids == [v.rubric_id]
+            else f"rubric {', '.join(ids)}"
+        )
+        hashes = ", ".join(h[:12] for h in v.hashes_of(humans))
+        count = sum(v.left_out[h] for h in humans)
+        return [
+            f"the human labels on this subset were made under {which} (hash {hashes}), not "
+            f"the {v.whose} ({target[:12]}): {count} label(s) by {', '.join(humans)}, "
+            f"left out of every figure; {again}"
+        ]
+    if g.judge_kappa is not None and g.reference_rubric_hash is None:
+        return [
+            "the human reference's labels do not say which rubric version they were made "
+            f"under, so they cannot be shown to be of the {v.whose} ({target[:12]}); "
+            f"{again}"
+        ]
+    return []
+
+
 def _judge_kappas(g: GateInputs) -> dict[str, Figure]:
     """Each judge's kappa against the human reference (none without a reference)."""
     reference = g.judge_kappa or {}
@@ -121,6 +233,12 @@ def _judge_kappa_failures(g: GateInputs, kappas: Mapping[str, Figure]) -> list[s
             out.append(
                 f"{word}kappa of judge {judge} vs the human reference {f.value:.3f} < "
                 f"{g.min_judge_kappa:.2f} (n={f.n})"
+            )
+        elif f.n < g.required:
+            out.append(
+                f"{word}kappa of judge {judge} vs the human reference rests on {f.n} case(s): "
+                f"the gate needs at least {g.required} (--min-cases {g.min_cases}, and at "
+                "least half of the subset)"
             )
     return out
 
@@ -174,15 +292,26 @@ def _figures(g: GateInputs, kappas: Mapping[str, Figure]) -> GateFigures:
         fleiss_n=fleiss_n,
         judge_kappa={j: f.value for j, f in kappas.items()},
         judge_n={j: f.n for j, f in kappas.items()},
+        cases=g.cases,
+        judge_valid={j: g.judge_counts[j].valid for j in g.judges if j in g.judge_counts},
     )
+
+
+def _failures(g: GateInputs, kappas: Mapping[str, Figure]) -> list[str]:
+    """Every unmet rule, one line each (the module doc's order)."""
+    if not g.judges:
+        return _fleiss_failures(g)
+    failures = _evidence_failures(g) + _version_failures(g)
+    failures += _fleiss_failures(g) + _judge_kappa_failures(g, kappas)
+    if failures:  # say why, when a judge's labels never vary
+        failures += [constant.gate_failure(j, label) for j, label in g.constant.items()]
+    return failures
 
 
 def evaluate_gate(g: GateInputs) -> Gate:
     """The verdict, its figures and whether it applies (see the module doc)."""
     kappas = _judge_kappas(g)
-    failures = _fleiss_failures(g) + _judge_kappa_failures(g, kappas)
-    if failures:  # say why, when a judge's labels never vary
-        failures += [constant.gate_failure(j, label) for j, label in g.constant.items()]
+    failures = _failures(g, kappas)
     infos = [g.table.rater(j) for j in g.judges]
     who = _identity(g, infos)
     note = _not_applied(g.table, bool(g.judges), who)
@@ -192,6 +321,8 @@ def evaluate_gate(g: GateInputs) -> Gate:
             f"recorded for panel {who.panel} and rubric {who.rubric_id or '?'} "
             f"({str(who.rubric_hash)[:12]})"
         )
+        if g.no_humans:
+            note += "; human labels left out by choice (--no-humans): judges alone"
     passed = not failures
     return Gate(
         status="PASS" if passed else "FAIL",
@@ -200,6 +331,12 @@ def evaluate_gate(g: GateInputs) -> Gate:
         note=note,
         min_fleiss=g.min_fleiss,
         min_judge_kappa=g.min_judge_kappa,
+        min_cases=g.min_cases,
+        min_valid=g.min_valid,
+        required_cases=g.required,
+        no_humans=g.no_humans,
+        reference_rubric_hash=g.reference_rubric_hash,
+        other_version_labels=dict(g.version.left_out),
         judges=g.judges,
         judge_models={i.name: i.models for i in infos},
         judge_settings={i.name: i.settings_hashes for i in infos},
@@ -252,11 +389,19 @@ def gate_event(report: AgreementReport, ref: ReportRef | None = None) -> GateEve
             )
             for j in gate.judges
         ],
-        thresholds=GateThresholds(min_fleiss=gate.min_fleiss, min_judge_kappa=gate.min_judge_kappa),
+        thresholds=GateThresholds(
+            min_fleiss=gate.min_fleiss,
+            min_judge_kappa=gate.min_judge_kappa,
+            min_cases=gate.min_cases,
+            min_valid=gate.min_valid,
+        ),
         figures=gate.figures,
         passed=gate.passed,
         failures=gate.failures,
         report=ref,
+        reference_rubric_hash=gate.reference_rubric_hash,
+        no_humans=gate.no_humans,
+        other_version_labels=gate.other_version_labels,
     )
 
 

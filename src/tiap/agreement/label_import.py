@@ -15,10 +15,12 @@ A row is added unless it is there already, so importing the same file again
 adds nothing, and a changed label is a new row (the latest row wins):
 
 - a row that gives a time (``created_at``; e.g. an exported history) is there
-  when its rater has a row on that case with the same label, note and time;
+  when its rater has a row on that case with the same label, note, rubric hash
+  and time;
 - any other row is there when it would not change the rater's current label on
-  that case: the same label and note as the latest row (counting the rows the
-  file added before it).
+  that case: the same label, note and rubric hash as the latest row (counting the
+  rows the file added before it). The same label under another version of the
+  rubric is a new label (the figures count one version).
 
 So a file imported again after another one changed some of its labels sets
 them back: the workspace's current labels are then the file's. Each added row's
@@ -164,11 +166,12 @@ def _external_id(digest: str, line: int, replaces: LabelRecord | None) -> str:
     return f"labels-file:{digest}:{line}:{before}"
 
 
-def _same(a: LabelRecord, label: str | None, note: str | None, reason: str | None) -> bool:
-    """Whether a stored row says what a file row says (a withdrawal is never a label)."""
-    if a.label is None and a.reason == RETRACTED and reason != RETRACTED:
+def _same(a: LabelRecord, b: LabelRecord) -> bool:
+    """Whether a stored row says what a file row says, under the same rubric version
+    (a withdrawal is never a label; the same label under another version is a new one)."""
+    if a.label is None and a.reason == RETRACTED and b.reason != RETRACTED:
         return False
-    return (a.label, a.note) == (label, note)
+    return (a.label, a.note, a.rubric_hash) == (b.label, b.note, b.rubric_hash)
 
 
 def import_labels(
@@ -207,11 +210,10 @@ def import_labels(
         current = latest.get(key)
         rec = _record(row, rater_kind, rub, _external_id(digest, line, current))
         if row.created_at is not None and any(
-            h.created_at == row.created_at and _same(h, rec.label, rec.note, rec.reason)
-            for h in rows_of(key)
+            h.created_at == row.created_at and _same(h, rec) for h in rows_of(key)
         ):
             continue
-        if current is not None and _same(current, rec.label, rec.note, rec.reason):
+        if current is not None and _same(current, rec):
             continue
         new.append(rec)
         latest[key] = rec

@@ -9,8 +9,16 @@ command; this module keeps the names the agreement code and its users import.
 
 from __future__ import annotations
 
-from tiap.cases.events import check_kappa_threshold
-from tiap.limits import MAX_RESAMPLES, SEED_LIMIT, LimitError, check_int, check_seed
+from tiap.cases.events import check_kappa_threshold, share_threshold_problem
+from tiap.errors import TiapError
+from tiap.limits import (
+    MAX_RESAMPLES,
+    SEED_LIMIT,
+    LimitError,
+    check_cases,
+    check_int,
+    check_seed,
+)
 from tiap.limits import check_resamples as _check_resamples
 
 #: the most voters a quorum can ask for before the voters are known.
@@ -20,10 +28,12 @@ __all__ = [
     "MAX_QUORUM",
     "MAX_RESAMPLES",
     "SEED_LIMIT",
+    "check_cases",
     "check_kappa_threshold",
     "check_quorum",
     "check_resamples",
     "check_seed",
+    "check_share_threshold",
 ]
 
 
@@ -40,3 +50,11 @@ def check_quorum(name: str, value: int, n_voters: int | None = None) -> int:
             name, f"{n} exceeds the {n_voters} voter(s): no case could have a majority"
         )
     return n
+
+
+def check_share_threshold(name: str, value: float) -> float:
+    """A threshold on a share: a finite number in [0, 1] (one-line error otherwise)."""
+    problem = share_threshold_problem(value)
+    if problem is not None:
+        raise TiapError(f"{name} {problem}")
+    return float(value)

@@ -22,14 +22,23 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+IntervalMethod = Literal["percentile", "wilson"]
+
+
 class Figure(_Model):
-    """One figure: value (``None`` when undefined, ``reason`` says why), 95%
-    bootstrap interval ``[lo, hi]`` and the number of cases it is computed on."""
+    """One figure: value (``None`` when undefined, ``reason`` says why), its 95%
+    interval ``[lo, hi]`` and the number of cases it is computed on.
+
+    ``ci_method``: ``percentile`` (case bootstrap; kappas, alpha, mean agreement) or
+    ``wilson`` (a share's score interval, honest at small n: accuracy). A percentile
+    interval on fewer than 30 cases is ``ci_unreliable`` (shown marked so)."""
 
     value: float | None
     ci: list[float] | None = None
     n: int
     reason: str | None = None
+    ci_method: IntervalMethod | None = None
+    ci_unreliable: bool = False
 
 
 class PairBinary(_Model):
@@ -37,10 +46,12 @@ class PairBinary(_Model):
     ci: list[float] | None = None
     reason: str | None = None
     agreement: float | None
+    ci_unreliable: bool = False
 
 
 class PairKappa(_Model):
-    """Cohen's kappa and percent agreement of two raters (pairwise deletion)."""
+    """Cohen's kappa and percent agreement of two raters (pairwise deletion); ``ci``
+    a percentile bootstrap interval, ``ci_unreliable`` below 30 cases."""
 
     a: str
     b: str
@@ -50,6 +61,7 @@ class PairKappa(_Model):
     reason: str | None = None
     agreement: float | None
     binary: PairBinary | None = None
+    ci_unreliable: bool = False
 
 
 class RaterSummary(_Model):
@@ -149,6 +161,16 @@ class Gate(_Model):
     note: str | None = None
     min_fleiss: float
     min_judge_kappa: float
+    min_cases: int
+    min_valid: float
+    #: the complete cases a pass needs: ``min_cases``, and at least half of the subset
+    required_cases: int
+    #: human labels left out by choice (``--no-humans``): the gate is on the judges alone
+    no_humans: bool = False
+    #: the rubric hash of the human reference's labels (``None``: no reference)
+    reference_rubric_hash: str | None = None
+    #: rater -> labels left out of every figure: made under another rubric hash
+    other_version_labels: dict[str, int] = Field(default_factory=dict)
     judges: list[str]
     judge_models: dict[str, list[str]] = Field(default_factory=dict)
     #: judge -> the request-settings hashes of the labels the report used

@@ -13,15 +13,19 @@ per dataset and over every pair:
 - the panel majority against the human reference (percent agreement, Cohen's
   kappa, on the pairs with both).
 
-Intervals are 95% percentile bootstraps over cases with the report's draws (the
-same resamples and seed as every other interval of the report).
+The shares' intervals (and the percent agreement's) are 95% Wilson score
+intervals (:mod:`tiap.stats.intervals`), honest at small n and given whatever the
+resamples; the kappa's is the report's percentile bootstrap (the same draws as
+every other bootstrap interval of the report), marked unreliable below 30 pairs.
 
-Verdict per dataset (``RULE``): the **precision** check passes when the confirmed
-share's lower bound is at least ``min_confirmed`` (0.9), fails when its upper
-bound is below it, else is inconclusive; the **missed** check passes when the
-negatives' found-relevant share's upper bound is at most ``max_missed`` (0.1),
-fails when its lower bound is above it. Without intervals (0 resamples) the
-point value is both bounds. ``labels unreliable`` when precision fails;
+Verdict per dataset (``RULE``): a check rests on enough pairs only when at least
+``min_decided`` (0.8) of its pairs have a decided label (a panel majority);
+otherwise it is inconclusive, with the reason. The **precision** check passes
+when the confirmed share's lower bound is at least ``min_confirmed`` (0.9), fails
+when its upper bound is below it, else is inconclusive; the **missed** check
+passes when the negatives' found-relevant share's upper bound is at most
+``max_missed`` (0.1), fails when its lower bound is above it. ``labels
+unreliable`` when precision fails;
 ``missing labels`` when the missed check fails; ``labels reliable`` when
 precision passes and the missed check passes or has no negatives; ``no data``
 when neither check has a decided pair; else ``inconclusive``. The verdict is on
@@ -30,7 +34,6 @@ the panel majority; the human figures are the spot check beside it.
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 from functools import partial
 
@@ -39,6 +42,7 @@ import numpy as np
 from tiap.agreement import library as lib
 from tiap.agreement import stats as st
 from tiap.agreement.bootstrap import Estimate, evaluate
+from tiap.agreement.limits import check_share_threshold
 from tiap.agreement.qrels_models import (
     Check,
     PanelVsReference,
@@ -49,58 +53,68 @@ from tiap.agreement.qrels_models import (
     Verdict,
 )
 from tiap.agreement.table import LabelTable
-from tiap.errors import TiapError
+from tiap.stats import percentile_reliable, wilson_interval
+
+__all__ = [
+    "DEFAULT_MAX_MISSED",
+    "DEFAULT_MIN_CONFIRMED",
+    "DEFAULT_MIN_DECIDED",
+    "QRELS_KIND",
+    "RULE",
+    "check_share_threshold",
+    "qrels_figures",
+]
 
 DEFAULT_MIN_CONFIRMED = 0.90
 DEFAULT_MAX_MISSED = 0.10
+DEFAULT_MIN_DECIDED = 0.80
 QRELS_KIND = "qrels"
+NO_DECIDED = "no pair with a decided label"
 
 RULE = (
-    "precision: pass when the confirmed share's 95% CI lower bound >= min_confirmed, fail "
-    "when its upper bound < min_confirmed; missed: pass when the negatives' found-relevant "
-    "upper bound <= max_missed, fail when its lower bound > max_missed (without intervals the "
-    "point value is both bounds); verdict: 'labels unreliable' if precision fails, else "
-    "'missing labels' if missed fails, 'labels reliable' if precision passes and missed "
-    "passes or has no negatives, 'no data' if neither has a decided pair, else "
-    "'inconclusive'; on the panel majority"
+    "a check with a decided label on fewer than min_decided of its pairs is inconclusive; "
+    "precision: pass when the confirmed share's 95% Wilson CI lower bound >= min_confirmed, "
+    "fail when its upper bound < min_confirmed; missed: pass when the negatives' "
+    "found-relevant upper bound <= max_missed, fail when its lower bound > max_missed; "
+    "verdict: 'labels unreliable' if precision fails, else 'missing labels' if missed fails, "
+    "'labels reliable' if precision passes and missed passes or has no negatives, 'no data' "
+    "if neither has a decided pair, else 'inconclusive'; on the panel majority"
 )
 
 
-def check_share_threshold(name: str, value: float) -> float:
-    """A threshold on a share: a finite number in [0, 1] (one-line error otherwise)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TiapError(f"{name} must be a number in [0, 1] (got {value!r})")
-    if not math.isfinite(value) or not 0.0 <= value <= 1.0:
-        raise TiapError(f"{name} must be a finite number in [0, 1] (got {value!r})")
-    return float(value)
-
-
-def _share_stat(positive: np.ndarray, decided: np.ndarray) -> st.Stat:
-    feats = np.column_stack([positive & decided, decided]).astype(np.float64)
-
-    def finish(s: np.ndarray) -> np.ndarray:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(s[:, 1] > 0, s[:, 0] / np.where(s[:, 1] > 0, s[:, 1], 1), np.nan)
-
-    def explain(s: np.ndarray) -> str | None:
-        return "no pair with a decided label" if s[1] <= 0 else None
-
-    return st.Stat(feats, finish, explain, int(decided.sum()))
-
-
-def _share(e: Estimate, cases: int, relevant: int) -> Share:
+def _share(hits: np.ndarray, decided: np.ndarray, group: np.ndarray) -> Share:
+    """``hits`` of the ``group``'s pairs with a decided label, with its Wilson interval."""
+    n, relevant = int((decided & group).sum()), int((hits & decided & group).sum())
+    if not n:
+        return Share(cases=int(group.sum()), n=0, relevant=0, value=None, reason=NO_DECIDED)
     return Share(
-        cases=cases,
-        n=e.n,
+        cases=int(group.sum()),
+        n=n,
         relevant=relevant,
-        value=e.value,
-        ci=list(e.ci) if e.ci else None,
-        reason=e.reason,
+        value=relevant / n,
+        ci=list(wilson_interval(relevant, n)),
+        ci_method="wilson",
     )
 
 
+def _agreement(a: np.ndarray, b: np.ndarray) -> Rate:
+    """Percent agreement of two label vectors on the pairs with both, Wilson interval."""
+    both = (a >= 0) & (b >= 0)
+    n, same = int(both.sum()), int((both & (a == b)).sum())
+    if not n:
+        return Rate(value=None, n=0, reason="no pair with both labels")
+    return Rate(value=same / n, ci=list(wilson_interval(same, n)), n=n, ci_method="wilson")
+
+
 def _rate(e: Estimate) -> Rate:
-    return Rate(value=e.value, ci=list(e.ci) if e.ci else None, n=e.n, reason=e.reason)
+    return Rate(
+        value=e.value,
+        ci=list(e.ci) if e.ci else None,
+        n=e.n,
+        reason=e.reason,
+        ci_method="percentile" if e.ci else None,
+        ci_unreliable=e.ci is not None and not percentile_reliable(e.n),
+    )
 
 
 def _bounds(s: Share) -> tuple[float, float] | None:
@@ -109,19 +123,28 @@ def _bounds(s: Share) -> tuple[float, float] | None:
     return (s.ci[0], s.ci[1]) if s.ci else (s.value, s.value)
 
 
-def _precision(s: Share, min_confirmed: float) -> Check:
+def _thin(s: Share, min_decided: float) -> bool:
+    """Too few of the group's pairs have a decided label for a check to rest on."""
+    return s.cases > 0 and s.n / s.cases < min_decided
+
+
+def _precision(s: Share, min_confirmed: float, min_decided: float) -> Check:
     b = _bounds(s)
     if b is None:
         return "no data"
+    if _thin(s, min_decided):
+        return "inconclusive"
     if b[0] >= min_confirmed:
         return "pass"
     return "fail" if b[1] < min_confirmed else "inconclusive"
 
 
-def _missed(s: Share, max_missed: float) -> Check:
+def _missed(s: Share, max_missed: float, min_decided: float) -> Check:
     b = _bounds(s)
     if b is None:
         return "no data"
+    if _thin(s, min_decided):
+        return "inconclusive"
     if b[1] <= max_missed:
         return "pass"
     return "fail" if b[0] > max_missed else "inconclusive"
@@ -139,29 +162,44 @@ def _verdict(precision: Check, missed: Check) -> Verdict:
     return "inconclusive"
 
 
-def _reasons(g: QrelsGroup, min_confirmed: float, max_missed: float) -> list[str]:
+def _reasons(
+    g: QrelsGroup, min_confirmed: float, max_missed: float, min_decided: float
+) -> list[str]:
     def shown(s: Share) -> str:
         if s.value is None:
             return "n/a"
         ci = f" [{s.ci[0]:.3f}, {s.ci[1]:.3f}]" if s.ci else ""
         return f"{s.value:.3f}{ci} ({s.relevant}/{s.n})"
 
+    def thin(s: Share, pairs: str) -> str:
+        return (
+            f"only {s.n} of {s.cases} {pairs} have a decided label ({s.n / s.cases:.3f} < "
+            f"{min_decided:.2f}, --min-decided): inconclusive"
+        )
+
     out = []
-    confirmed = {
-        "pass": f"at least {min_confirmed:.2f}",
-        "fail": f"below {min_confirmed:.2f}",
-        "inconclusive": f"not clearly above or below {min_confirmed:.2f}",
-        "no data": "not measured (no decided annotated-relevant pair)",
-    }[g.precision]
+    if g.precision == "inconclusive" and _thin(g.confirmed, min_decided):
+        confirmed = thin(g.confirmed, "annotated-relevant pair(s)")
+    else:
+        confirmed = {
+            "pass": f"at least {min_confirmed:.2f}",
+            "fail": f"below {min_confirmed:.2f}",
+            "inconclusive": f"not clearly above or below {min_confirmed:.2f}",
+            "no data": "not measured (no decided annotated-relevant pair)",
+        }[g.precision]
     out.append(f"confirmed share {shown(g.confirmed)}: {confirmed}")
     if g.negatives:
-        missed = {
-            "pass": f"at most {max_missed:.2f}",
-            "fail": f"above {max_missed:.2f}",
-            "inconclusive": f"not clearly above or below {max_missed:.2f}",
-            "no data": "not measured (no decided negative)",
-        }[g.missed]
-        out.append(f"negatives found relevant {shown(g.negatives_found_relevant)}: {missed}")
+        found = g.negatives_found_relevant
+        if g.missed == "inconclusive" and _thin(found, min_decided):
+            missed = thin(found, "sampled negative(s)")
+        else:
+            missed = {
+                "pass": f"at most {max_missed:.2f}",
+                "fail": f"above {max_missed:.2f}",
+                "inconclusive": f"not clearly above or below {max_missed:.2f}",
+                "no data": "not measured (no decided negative)",
+            }[g.missed]
+        out.append(f"negatives found relevant {shown(found)}: {missed}")
     else:
         out.append("no sampled negatives: missed labels not measured")
     return out
@@ -194,92 +232,75 @@ def qrels_figures(
     *,
     min_confirmed: float = DEFAULT_MIN_CONFIRMED,
     max_missed: float = DEFAULT_MAX_MISSED,
+    min_decided: float = DEFAULT_MIN_DECIDED,
 ) -> QrelsFigures | None:
     """The qrels figures (see the module doc), or ``None`` without qrels cases.
 
     ``winner``: the binary majority per case (-1 without one); ``reference``: the
     binary reference per case (-1 without one) or ``None``; ``positive``: the
     index of the relevant label on that scale; ``weights``: the report's bootstrap
-    draws (``None``: no intervals)."""
+    draws (``None``: no bootstrap interval for the kappa)."""
     check_share_threshold("min_confirmed", min_confirmed)
     check_share_threshold("max_missed", max_missed)
+    check_share_threshold("min_decided", min_decided)
     g = _Groups(table)
     if not g.qrels.any():
         return None
     decided = winner >= 0
-    says_relevant = winner == positive
-    ref_decided = reference >= 0 if reference is not None else None
-    ref_relevant = reference == positive if reference is not None else None
+    says_relevant = (winner == positive) & decided
     scopes = {"\0overall": g.qrels, **g.datasets}
-    stats: dict[str, st.Stat] = {}
-    for key, scope in scopes.items():
-        groups = {"confirmed": g.relevant, "graded0": g.not_relevant, "negatives": g.negative}
-        for name, mask in groups.items():
-            m = mask & scope
-            stats[f"{key}.panel.{name}"] = _share_stat(says_relevant & m, decided & m)
-            if ref_decided is not None and ref_relevant is not None:
-                stats[f"{key}.ref.{name}"] = _share_stat(ref_relevant & m, ref_decided & m)
-        if reference is not None:
-            a = np.where(scope, reference, -1)
-            b = np.where(scope, winner, -1)
-            stats[f"{key}.vs.agreement"] = st.agreement_stat(a, b, 2)
-            stats[f"{key}.vs.kappa"] = replace(
-                st.cohen_stat(a, b, 2), point=partial(lib.cohen_kappa, a, b, 2)
-            )
-    est = evaluate(stats, weights)
+    kappas: dict[str, st.Stat] = {}
+    if reference is not None:
+        for key, scope in scopes.items():
+            a, b = np.where(scope, reference, -1), np.where(scope, winner, -1)
+            kappas[key] = replace(st.cohen_stat(a, b, 2), point=partial(lib.cohen_kappa, a, b, 2))
+    est = evaluate(kappas, weights)
     has_ref = reference is not None and bool((reference >= 0)[g.qrels].any())
+    limits = (min_confirmed, max_missed, min_decided)
 
     def group(key: str, scope: np.ndarray) -> QrelsGroup:
-        def share(who: str, name: str, mask: np.ndarray, hits: np.ndarray) -> Share:
-            m = mask & scope
-            return _share(est[f"{key}.{who}.{name}"], int(m.sum()), int((hits & m).sum()))
-
-        ref_hits = None
-        if ref_relevant is not None and ref_decided is not None:
-            ref_hits = ref_relevant & ref_decided
-        confirmed = share("panel", "confirmed", g.relevant, says_relevant & decided)
-        negatives = share("panel", "negatives", g.negative, says_relevant & decided)
-        precision = _precision(confirmed, min_confirmed)
-        missed = _missed(negatives, max_missed) if (g.negative & scope).any() else "no data"
+        confirmed = _share(says_relevant, decided, g.relevant & scope)
+        negatives = _share(says_relevant, decided, g.negative & scope)
+        precision = _precision(confirmed, min_confirmed, min_decided)
+        missed = (
+            _missed(negatives, max_missed, min_decided) if (g.negative & scope).any() else "no data"
+        )
+        by_ref: dict[str, Share | None] = {"confirmed": None, "negatives": None}
         vs = None
-        if has_ref:
-            vs = PanelVsReference(
-                n=est[f"{key}.vs.agreement"].n,
-                agreement=_rate(est[f"{key}.vs.agreement"]),
-                kappa=_rate(est[f"{key}.vs.kappa"]),
-            )
+        if has_ref and reference is not None:
+            ref_decided = reference >= 0
+            ref_hits = (reference == positive) & ref_decided
+            by_ref = {
+                "confirmed": _share(ref_hits, ref_decided, g.relevant & scope),
+                "negatives": _share(ref_hits, ref_decided, g.negative & scope),
+            }
+            agreement = _agreement(np.where(scope, reference, -1), np.where(scope, winner, -1))
+            vs = PanelVsReference(n=agreement.n, agreement=agreement, kappa=_rate(est[key]))
         out = QrelsGroup(
             cases=int(scope.sum()),
             annotated_relevant=int((g.relevant & scope).sum()),
             annotated_not_relevant=int((g.not_relevant & scope).sum()),
             negatives=int((g.negative & scope).sum()),
             confirmed=confirmed,
-            confirmed_by_reference=(
-                share("ref", "confirmed", g.relevant, ref_hits)
-                if has_ref and ref_hits is not None
-                else None
-            ),
-            graded_not_relevant_found_relevant=share(
-                "panel", "graded0", g.not_relevant, says_relevant & decided
+            confirmed_by_reference=by_ref["confirmed"],
+            graded_not_relevant_found_relevant=_share(
+                says_relevant, decided, g.not_relevant & scope
             ),
             negatives_found_relevant=negatives,
-            negatives_found_relevant_by_reference=(
-                share("ref", "negatives", g.negative, ref_hits)
-                if has_ref and ref_hits is not None
-                else None
-            ),
+            negatives_found_relevant_by_reference=by_ref["negatives"],
             panel_vs_reference=vs,
             precision=precision,
             missed=missed,
             verdict=_verdict(precision, missed),
             reasons=[],
         )
-        return out.model_copy(update={"reasons": _reasons(out, min_confirmed, max_missed)})
+        return out.model_copy(update={"reasons": _reasons(out, *limits)})
 
     return QrelsFigures(
         positive_label=positive_label,
         min_confirmed=min_confirmed,
         max_missed=max_missed,
+        min_decided=min_decided,
         rule=RULE,
         overall=group("\0overall", g.qrels),
         by_dataset={name: group(name, scope) for name, scope in g.datasets.items()},

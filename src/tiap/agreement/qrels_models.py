@@ -22,8 +22,9 @@ class _Model(BaseModel):
 class Share(_Model):
     """The share of a group of pairs judged relevant: ``relevant`` of the ``n`` pairs
     with a decided label (a panel majority, or a reference label), out of ``cases``
-    pairs in the group; ``ci`` the 95% bootstrap interval; ``value`` ``None`` (with a
-    ``reason``) when no pair has a decided label."""
+    pairs in the group; ``ci`` its 95% Wilson score interval (``ci_method``), honest
+    at small n; ``value`` ``None`` (with a ``reason``) when no pair has a decided
+    label."""
 
     cases: int
     n: int
@@ -31,15 +32,20 @@ class Share(_Model):
     value: float | None
     ci: list[float] | None = None
     reason: str | None = None
+    ci_method: Literal["wilson"] | None = None
 
 
 class Rate(_Model):
-    """An agreement figure with its 95% bootstrap interval and the pairs it uses."""
+    """An agreement figure with its 95% interval and the pairs it uses: a Wilson
+    score interval for the percent agreement, the report's percentile bootstrap for
+    the kappa (``ci_unreliable`` below 30 pairs)."""
 
     value: float | None
     ci: list[float] | None = None
     n: int
     reason: str | None = None
+    ci_method: Literal["percentile", "wilson"] | None = None
+    ci_unreliable: bool = False
 
 
 class PanelVsReference(_Model):
@@ -86,6 +92,8 @@ class QrelsFigures(_Model):
     positive_label: str
     min_confirmed: float
     max_missed: float
+    #: a check needs a decided label on at least this share of its pairs
+    min_decided: float
     rule: str
     overall: QrelsGroup
     by_dataset: dict[str, QrelsGroup]

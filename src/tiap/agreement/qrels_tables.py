@@ -3,6 +3,7 @@ HTML reports and the terminal (the renderers only write them out, escaped)."""
 
 from __future__ import annotations
 
+from tiap.agreement.fmt import UNRELIABLE
 from tiap.agreement.models import AgreementReport
 from tiap.agreement.qrels_models import QrelsFigures, QrelsGroup, Rate, Share
 
@@ -25,7 +26,7 @@ def rate_text(r: Rate) -> str:
     if r.value is None:
         return f"n/a ({r.reason})" if r.reason else "n/a"
     ci = f" [{r.ci[0]:.3f}, {r.ci[1]:.3f}]" if r.ci else ""
-    return f"{r.value:.3f}{ci}"
+    return f"{r.value:.3f}{ci}" + (f" ({UNRELIABLE})" if r.ci_unreliable else "")
 
 
 def _rows(q: QrelsFigures) -> list[tuple[str, QrelsGroup]]:
@@ -83,7 +84,10 @@ def thresholds(q: QrelsFigures) -> list[str]:
     return [
         f"Relevant: the rubric's label '{q.positive_label}' (binary scale).",
         f"Thresholds: confirmed share >= {q.min_confirmed:.2f} (--min-confirmed); negatives "
-        f"found relevant <= {q.max_missed:.2f} (--max-missed).",
+        f"found relevant <= {q.max_missed:.2f} (--max-missed); a check needs a decided label "
+        f"on at least {q.min_decided:.2f} of its pairs (--min-decided).",
+        "Intervals: 95% Wilson score intervals for the shares and the percent agreement; "
+        "the report's percentile bootstrap for the kappa.",
         f"Rule: {q.rule}.",
     ]
 

@@ -46,17 +46,7 @@ def _figure(svg_text: str, caption: str) -> str:
 def _gate(r: AgreementReport) -> str:
     g = r.gate
     cls = "pass" if g.passed else "fail"
-    items = [
-        g.note or "",
-        f"{g.figures.scale} Fleiss' kappa over the judges ({', '.join(g.judges) or 'none'}): "
-        f"{fmt.num(g.figures.fleiss_kappa)} (n={g.figures.fleiss_n}); threshold {g.min_fleiss:.2f}",
-        *(
-            f"{j} vs reference: {fmt.num(v)} (n={g.figures.judge_n[j]}); "
-            f"threshold {g.min_judge_kappa:.2f}"
-            for j, v in g.figures.judge_kappa.items()
-        ),
-        *(f"FAILED: {f}" for f in g.failures),
-    ]
+    items = [g.note or "", *tables.gate_lines(r), *(f"FAILED: {f}" for f in g.failures)]
     return f'<h2>Scale gate: <span class="{cls}">{e(g.status)}</span></h2>' + _ul(items)
 
 

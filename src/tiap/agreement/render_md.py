@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tiap.agreement import fmt, qrels_tables, tables
+from tiap.agreement import qrels_tables, tables
 from tiap.agreement.models import AgreementReport
 from tiap.text import inert_md as esc
 
@@ -21,18 +21,7 @@ def table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
 def _gate(r: AgreementReport) -> list[str]:
     g = r.gate
     lines = [f"## Scale gate: {g.status}", "", f"- {esc(g.note or '')}"]
-    lines.append(
-        f"- Thresholds: {g.figures.scale} Fleiss' kappa over the judges >= {g.min_fleiss:.2f}; "
-        f"each judge's kappa vs the human reference >= {g.min_judge_kappa:.2f}"
-    )
-    lines.append(
-        f"- Fleiss' kappa over the judges ({esc(', '.join(g.judges) or 'none')}): "
-        f"{fmt.num(g.figures.fleiss_kappa)} (n={g.figures.fleiss_n})"
-    )
-    for judge, value in g.figures.judge_kappa.items():
-        lines.append(
-            f"- {esc(judge)} vs reference: {fmt.num(value)} (n={g.figures.judge_n[judge]})"
-        )
+    lines += [f"- {esc(line)}" for line in tables.gate_lines(r)]
     lines += [f"- FAILED: {esc(f)}" for f in g.failures]
     return [*lines, ""]
 

@@ -89,13 +89,17 @@ class RaterInfo(BaseModel):
 
 
 class LabelEntry(BaseModel):
-    """The current label of one rater on one case; ``None`` is an abstention."""
+    """The current label of one rater on one case; ``None`` is an abstention.
+    ``rubric_id`` and ``rubric_hash``: the rubric (and its version) the label was
+    made under, when known."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     case_id: str
     rater: str
     label: str | None
+    rubric_id: str | None = None
+    rubric_hash: str | None = None
 
 
 class LabelTable(BaseModel):
@@ -325,5 +329,14 @@ def labels_from_workspace(
         subset_kind=subset_kind,
         cases=cases,
         raters=rater_infos,
-        labels=[LabelEntry(case_id=r.case_id, rater=r.rater, label=r.label) for r in records],
+        labels=[
+            LabelEntry(
+                case_id=r.case_id,
+                rater=r.rater,
+                label=r.label,
+                rubric_id=r.rubric_id,
+                rubric_hash=r.rubric_hash,
+            )
+            for r in records
+        ],
     )

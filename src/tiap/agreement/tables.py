@@ -11,6 +11,7 @@ from tiap.agreement.models import (
     PrevalenceGroup,
     VsRater,
 )
+from tiap.stats import RELIABLE_PERCENTILE_N
 
 Table = tuple[list[str], list[list[object]]]
 
@@ -26,7 +27,9 @@ def summary(r: AgreementReport) -> list[str]:
         f"Cases: {r.n_cases}; complete (every included rater valid): {r.n_complete}",
         f"Included raters: {', '.join(r.included_raters)}",
         f"Bootstrap: {b.resamples} resamples of cases, seed {b.seed}, "
-        f"{round(100 * b.confidence)}% percentile intervals",
+        f"{round(100 * b.confidence)}% percentile intervals, marked unreliable on fewer than "
+        f"{RELIABLE_PERCENTILE_N} cases; shares (accuracy, qrels shares): "
+        f"{round(100 * b.confidence)}% Wilson score intervals",
     ]
 
 
@@ -68,12 +71,12 @@ def pairs(r: AgreementReport) -> Table:
             p.a,
             p.b,
             p.n,
-            fmt.kappa_text(p.kappa, p.ci, p.reason),
+            fmt.kappa_text(p.kappa, p.ci, p.reason, p.ci_unreliable),
             fmt.pct(p.agreement),
         ]
         if p.binary is not None:
             b = p.binary
-            row += [fmt.kappa_text(b.kappa, b.ci, b.reason), fmt.pct(b.agreement)]
+            row += [fmt.kappa_text(b.kappa, b.ci, b.reason, b.ci_unreliable), fmt.pct(b.agreement)]
         rows.append(row)
     return header, rows
 
@@ -144,3 +147,31 @@ def reference(r: AgreementReport) -> Table:
 def confusion(c: Comparison, labels: list[str]) -> Table:
     """Rows: the reference's label; columns: the rater's."""
     return ["reference \\ rater", *labels], [[labels[i], *row] for i, row in enumerate(c.confusion)]
+
+
+def gate_lines(r: AgreementReport) -> list[str]:
+    """The gate's thresholds and figures, one item each (without its note and failures)."""
+    g, f = r.gate, r.gate.figures
+    lines = [
+        f"Thresholds: {f.scale} Fleiss' kappa over the judges at least {g.min_fleiss:.2f}; "
+        f"each judge's kappa vs the human reference at least {g.min_judge_kappa:.2f}; at least "
+        f"{g.required_cases} complete cases (--min-cases {g.min_cases}, and at least half of "
+        f"the subset); each judge's valid share at least {g.min_valid:.2f} (--min-valid)",
+        f"Complete cases: {f.fleiss_n} of {f.cases if f.cases is not None else '?'} "
+        f"(every judge labelled validly)",
+        f"Fleiss' kappa over the judges ({', '.join(g.judges) or 'none'}): "
+        f"{fmt.num(f.fleiss_kappa)} (n={f.fleiss_n})",
+    ]
+    cases = f.cases or 0
+    for judge, valid in (f.judge_valid or {}).items():
+        share = f"{valid / cases:.3f}" if cases else "n/a"
+        lines.append(f"{judge}: {valid} of {cases} cases labelled validly ({share})")
+    for judge, value in f.judge_kappa.items():
+        lines.append(f"{judge} vs reference: {fmt.num(value)} (n={f.judge_n[judge]})")
+    if g.no_humans:
+        lines.append("Human labels left out by choice (--no-humans): the gate is on the judges")
+    elif g.reference_rubric_hash is not None:
+        lines.append(f"Reference's rubric hash: {g.reference_rubric_hash[:12]}")
+    for rater, n in g.other_version_labels.items():
+        lines.append(f"{rater}: {n} label(s) of another rubric version left out")
+    return lines

@@ -33,11 +33,13 @@ class _Model(BaseModel):
 
 
 class Estimate(_Model):
-    """A value (``None`` when undefined) with its 95% interval and its n."""
+    """A value (``None`` when undefined) with its 95% interval and its n;
+    ``ci_unreliable``: a percentile interval on too few cases (shown marked so)."""
 
     value: float | None
     ci: list[float] | None = None
     n: int = 0
+    ci_unreliable: bool = False
 
 
 class Difference(_Model):
@@ -146,6 +148,9 @@ class HumanFigures(_Model):
     complete: list[str] = Field(default_factory=list)
     #: humans with labels there whom ``--no-humans`` leaves out of every report.
     left_out: list[str] = Field(default_factory=list)
+    #: valid human labels made under another version of the rubric, per rater (not
+    #: counted: every figure counts labels of the judges' rubric version).
+    other_version: dict[str, int] = Field(default_factory=dict)
 
 
 class GateSummary(_Model):
@@ -190,7 +195,7 @@ class Shares(_Model):
 
 
 def _estimate(f: AgreementFigure) -> Estimate:
-    return Estimate(value=f.value, ci=f.ci, n=f.n)
+    return Estimate(value=f.value, ci=f.ci, n=f.n, ci_unreliable=f.ci_unreliable)
 
 
 def _share(s: QrelsShare | None) -> Estimate | None:
@@ -232,12 +237,15 @@ class QrelsVerdicts(_Model):
     max_missed: float
     overall: QrelsVerdict
     by_dataset: dict[str, QrelsVerdict]
+    #: ``None`` in a state file of an earlier tiap
+    min_decided: float | None = None
 
     @classmethod
     def of(cls, q: QrelsFigures) -> QrelsVerdicts:
         return cls(
             min_confirmed=q.min_confirmed,
             max_missed=q.max_missed,
+            min_decided=q.min_decided,
             overall=QrelsVerdict.of(q.overall),
             by_dataset={name: QrelsVerdict.of(g) for name, g in q.by_dataset.items()},
         )

@@ -2,7 +2,10 @@
 
 The validation subset is ready when at least one person (a rater of kind
 ``human``, other than ``adjudicated``) has a valid latest label on every one of
-its cases. Retracted labels do not count; labels of other people are progress.
+its cases, made under the audit's rubric version (its content hash: the judges').
+Retracted labels do not count, nor do labels made under another version of the
+rubric (counted apart: the reports leave them out); labels of other people are
+progress.
 """
 
 from __future__ import annotations
@@ -19,16 +22,24 @@ if TYPE_CHECKING:
 ADJUDICATED = "adjudicated"
 
 
-def human_progress(ws: Workspace, subset: str, *, required: bool = True) -> HumanFigures:
-    """Each person's valid labels on ``subset`` and who has labelled all of it;
-    when not ``required`` (``--no-humans``), also every human rater with labels
-    there (the reports leave them out)."""
+def human_progress(
+    ws: Workspace, subset: str, *, required: bool = True, rubric_hash: str | None = None
+) -> HumanFigures:
+    """Each person's valid labels on ``subset`` (under ``rubric_hash`` when given; a
+    label that names no hash counts) and who has labelled all of it; the labels made
+    under another hash, per person; when not ``required`` (``--no-humans``), also
+    every human rater with labels there (the reports leave them out)."""
     cases = ws.case_ids(subset=subset)
     done: dict[str, int] = {}
+    other: dict[str, int] = {}
     seen: set[str] = set()
     for rec in ws.latest_labels(case_ids=cases, rater_kind="human"):
         seen.add(rec.rater)
-        if rec.label is not None and rec.rater != ADJUDICATED:
+        if rec.label is None or rec.rater == ADJUDICATED:
+            continue
+        if rubric_hash is not None and rec.rubric_hash not in (None, rubric_hash):
+            other[rec.rater] = other.get(rec.rater, 0) + 1
+        else:
             done[rec.rater] = done.get(rec.rater, 0) + 1
     complete = sorted(r for r, n in done.items() if n >= len(cases))
     return HumanFigures(
@@ -37,12 +48,20 @@ def human_progress(ws: Workspace, subset: str, *, required: bool = True) -> Huma
         progress=dict(sorted(done.items())),
         complete=complete,
         left_out=[] if required else sorted(seen),
+        other_version=dict(sorted(other.items())),
     )
 
 
 def progress_text(figures: HumanFigures) -> str:
-    """``ann 5/6, bob 2/6``, or ``none yet``."""
-    return ", ".join(f"{r} {n}/{figures.cases}" for r, n in figures.progress.items()) or "none yet"
+    """``ann 5/6, bob 2/6``, or ``none yet``; then the labels of another rubric
+    version, which do not count (``; not counted, made under another version of the
+    rubric: carl 6``)."""
+    text = ", ".join(f"{r} {n}/{figures.cases}" for r, n in figures.progress.items())
+    text = text or "none yet"
+    if figures.other_version:
+        others = ", ".join(f"{r} {n}" for r, n in figures.other_version.items())
+        text += f"; not counted, made under another version of the rubric: {others}"
+    return text
 
 
 def annotate_command(workspace: str, subset: str, rubric: str = DEFAULT_RUBRIC) -> str:

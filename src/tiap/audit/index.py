@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from tiap.agreement.fmt import UNRELIABLE
 from tiap.audit.figures import (
     AgreementFigures,
     Estimate,
@@ -84,7 +85,8 @@ def _ci(lo: float | None, hi: float | None) -> str:
 
 def _estimate(e: Estimate) -> str:
     ci = _ci(e.ci[0], e.ci[1]) if e.ci else ""
-    return f"{_num(e.value)} {ci}".rstrip()
+    text = f"{_num(e.value)} {ci}".rstrip()
+    return text + (f" ({UNRELIABLE})" if e.ci_unreliable else "")
 
 
 def _as_of(rec: StepRecord) -> str:
@@ -216,7 +218,13 @@ def _qrels_verdict_blocks(q: QrelsVerdicts) -> list[Block]:
             f"{q.min_confirmed:.2f} and the negatives found relevant stay at most "
             f"{q.max_missed:.2f}; 'labels unreliable': its upper bound is below "
             f"{q.min_confirmed:.2f}; 'missing labels': the negatives found relevant are "
-            f"above {q.max_missed:.2f}."
+            f"above {q.max_missed:.2f}"
+            + (
+                f"; a check with a decided majority on fewer than {q.min_decided:.2f} of its "
+                "pairs is 'inconclusive'. Shares carry 95% Wilson intervals."
+                if q.min_decided is not None
+                else "."
+            )
         ),
     ]
 

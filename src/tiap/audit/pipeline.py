@@ -278,8 +278,9 @@ class _Audit(QrelsSteps):
             raise TiapError("judges stopped: " + "; ".join(summary.errors))
         return not summary.stopped_by_budget
 
-    def humans(self, ws: Workspace) -> str | None:
-        """None when the audit may go on to the gate; else the command to run."""
+    def humans(self, ws: Workspace, rubric: Rubric) -> str | None:
+        """None when the audit may go on to the gate; else the command to run. Human
+        labels count when made under the rubric's version (the judges')."""
         s = self.s
         if s.humans == "skip":
             figures = human_progress(ws, s.subset, required=False)
@@ -288,11 +289,13 @@ class _Audit(QrelsSteps):
                 detail += f"; labels of {', '.join(figures.left_out)} left out of the reports"
             self.checked(StepName.HUMANS, "skipped", detail, figures)
             return None
-        figures = human_progress(ws, s.subset)
+        figures = human_progress(ws, s.subset, rubric_hash=rubric.content_hash)
         if figures.complete:
-            self.checked(
-                StepName.HUMANS, "done", f"complete: {', '.join(figures.complete)}", figures
-            )
+            detail = f"complete: {', '.join(figures.complete)}"
+            if figures.other_version:
+                others = ", ".join(f"{r} {n}" for r, n in figures.other_version.items())
+                detail += f"; not counted, made under another version of the rubric: {others}"
+            self.checked(StepName.HUMANS, "done", detail, figures)
             return None
         self.checked(StepName.HUMANS, "waiting", progress_text(figures), figures)
         return annotate_command(str(s.workspace), s.subset, s.rubric_name)
@@ -312,9 +315,6 @@ class _Audit(QrelsSteps):
         from tiap.agreement import compute_report, labels_from_workspace, record_gate, write_report
 
         table = labels_from_workspace(ws, subset=subset)
-        if self.s.humans == "skip":
-            # judges only: human labels are neither raters nor the reference
-            table = table.without([r.name for r in table.raters if r.kind != "judge"])
         present = set(table.rater_names)
         raters = [j for j in judges if j in present]
         if not raters:
@@ -328,8 +328,13 @@ class _Audit(QrelsSteps):
             seed=self.s.seed,
             min_fleiss=self.s.min_fleiss,
             min_judge_kappa=self.s.min_judge_kappa,
+            min_cases=self.s.min_cases,
+            min_valid=self.s.min_valid,
             min_confirmed=self.s.min_confirmed,
             max_missed=self.s.max_missed,
+            min_decided=self.s.min_decided,
+            # judges only: human labels are neither raters nor the reference (recorded)
+            no_humans=self.s.humans == "skip",
         )
         write_report(report, out)
         record = subset is not None if gate is None else gate
@@ -443,7 +448,7 @@ async def _validate_and_scale(
     audit.sample(ws)
     if not await audit.judge(ws, panel, rubric, s.subset, force=False):
         return "budget", budget, None
-    command = audit.humans(ws)
+    command = audit.humans(ws, rubric)
     if command is not None:
         return (
             "waiting",

@@ -10,7 +10,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
-from tiap.cases.events import kappa_threshold_problem
+from tiap.cases.events import kappa_threshold_problem, share_threshold_problem
 from tiap.errors import TiapError
 from tiap.limits import (
     MAX_RESAMPLES,
@@ -45,13 +45,15 @@ class AuditSettings(BaseModel):
 
     ``humans="skip"`` (``--no-humans``) does not wait for human labels, and the
     agreement reports then leave every human label out: the gate is on judge
-    agreement only.
+    agreement only (and the recorded gate says so). ``min_cases`` and ``min_valid``
+    are the gate's evidence minimums (:mod:`tiap.agreement.gate`).
 
     ``mode="qrels"`` audits relevance annotations instead (the LMEB procedure):
     ``bundle`` is then any SOURCE of ``tiap cases from-qrels`` (an LMEB/BEIR task
     directory, a tree of them, or a trace bundle); ``per_dataset``, ``negatives``
     and ``run`` shape the draw of pairs (stored as subset ``qrels_subset``), and
-    ``min_confirmed`` / ``max_missed`` are the thresholds of each dataset's verdict.
+    ``min_confirmed`` / ``max_missed`` / ``min_decided`` are the thresholds of each
+    dataset's verdict.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -74,6 +76,8 @@ class AuditSettings(BaseModel):
     reference: str | None = None
     min_fleiss: float = 0.80
     min_judge_kappa: float = 0.60
+    min_cases: int = 30
+    min_valid: float = 0.90
     rescore_resamples: int = 3000
     agreement_resamples: int = 1000
     max_cost: float | None = None
@@ -86,6 +90,7 @@ class AuditSettings(BaseModel):
     qrels_subset: str = "qrels"
     min_confirmed: float = 0.90
     max_missed: float = 0.10
+    min_decided: float = 0.80
 
     # Every number goes through the checks the command line and the steps' own APIs
     # use (tiap.limits), so a bad setting fails here, before any step runs.
@@ -137,6 +142,19 @@ class AuditSettings(BaseModel):
         if problem is not None:
             raise ValueError(problem)
         return float(value)  # type: ignore[arg-type]
+
+    @field_validator("min_valid", "min_confirmed", "max_missed", "min_decided", mode="before")
+    @classmethod
+    def _share(cls, value: object) -> float:
+        problem = share_threshold_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
+        return float(value)  # type: ignore[arg-type]
+
+    @field_validator("min_cases", mode="before")
+    @classmethod
+    def _min_cases(cls, value: object) -> int:
+        return _checked(check_cases, value)
 
     @field_validator("rescore_resamples", mode="before")
     @classmethod

@@ -17,7 +17,11 @@ Events recorded by earlier versions of tiap stay readable: their gate payloads
 name the judges as a list and their models in ``judge_models``, and say nothing
 about the request settings the labels came from; those read as
 ``settings_hashes=None`` (unknown), which does not satisfy a check of the
-settings.
+settings. Gate payloads of an earlier tiap also say nothing of the evidence the
+verdict rested on (the minimum of complete cases and of each judge's valid share,
+the subset's size, each judge's valid labels, the reference's rubric hash); those
+read as ``None`` (unknown), and judging does not take such a pass as one
+(:mod:`tiap.judge.gate`).
 """
 
 from __future__ import annotations
@@ -79,11 +83,32 @@ class _Record(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def share_threshold_problem(value: object) -> str | None:
+    """Why ``value`` is not a usable threshold on a share, or ``None`` when it is."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return f"must be a number in [0, 1] (got {value!r})"
+    if not math.isfinite(value) or not 0.0 <= value <= 1.0:
+        return f"must be a finite number in [0, 1] (got {value!r})"
+    return None
+
+
+def required_cases(min_cases: int, cases: int) -> int:
+    """The complete cases a gate needs on a subset of ``cases``: ``min_cases``, and
+    at least half of the subset."""
+    return max(min_cases, math.ceil(cases / 2))
+
+
 class GateThresholds(_Record):
-    """The thresholds a verdict was reached with."""
+    """The thresholds a verdict was reached with. ``min_cases`` and ``min_valid``
+    are ``None`` in a record of an earlier tiap, which had none."""
 
     min_fleiss: float
     min_judge_kappa: float
+    #: the fewest complete cases (every judge labelled validly) a pass needs, with at
+    #: least half of the subset (:func:`required_cases`)
+    min_cases: int | None = Field(default=None, ge=1)
+    #: the smallest share of the subset's cases each judge labelled validly
+    min_valid: float | None = None
 
     @model_validator(mode="after")
     def _kappas(self) -> GateThresholds:
@@ -91,18 +116,28 @@ class GateThresholds(_Record):
             problem = kappa_threshold_problem(getattr(self, name))
             if problem is not None:
                 raise ValueError(f"{name} {problem}")
+        if self.min_valid is not None:
+            problem = share_threshold_problem(self.min_valid)
+            if problem is not None:
+                raise ValueError(f"min_valid {problem}")
+        if (self.min_cases is None) != (self.min_valid is None):
+            raise ValueError("min_cases and min_valid are recorded together")
         return self
 
 
 class GateFigures(_Record):
-    """The figures of a verdict: Fleiss' kappa over the judges, and each judge's kappa
-    against the human reference (empty without one), on ``scale``."""
+    """The figures of a verdict: Fleiss' kappa over the judges (on ``fleiss_n``
+    complete cases), each judge's kappa against the human reference (empty without
+    one), on ``scale``; the cases in scope and each judge's valid labels on them
+    (``None`` in a record of an earlier tiap)."""
 
     scale: ScaleName
     fleiss_kappa: float | None
     fleiss_n: int = Field(ge=0)
     judge_kappa: dict[str, float | None]
     judge_n: dict[str, int]
+    cases: int | None = Field(default=None, ge=0)
+    judge_valid: dict[str, int] | None = None
 
     @model_validator(mode="after")
     def _finite_figures(self) -> GateFigures:
@@ -158,6 +193,13 @@ class GateEvent(WorkspaceEvent):
     passed: StrictBool
     failures: list[str]
     report: ReportRef | None = None
+    #: the rubric hash of the human reference's labels (``None``: no reference, or a
+    #: record of an earlier tiap, which did not say)
+    reference_rubric_hash: str | None = None
+    #: the gate was on the judges alone, human labels left out by choice (``--no-humans``)
+    no_humans: StrictBool = False
+    #: rater -> labels left out of the figures: made under another rubric hash
+    other_version_labels: dict[str, int] = Field(default_factory=dict)
 
     @model_validator(mode="before")
     @classmethod
@@ -205,6 +247,39 @@ class GateEvent(WorkspaceEvent):
                     f"passed is true but judge {judge}'s kappa {value} is not at least "
                     f"{t.min_judge_kappa}"
                 )
+        if t.min_cases is not None:
+            self._evidence_supports_a_pass(t.min_cases, t.min_valid or 0.0)
+
+    @property
+    def evidence_recorded(self) -> bool:
+        """Does the record say how much evidence the verdict rested on (an earlier
+        tiap's does not)?"""
+        f = self.figures
+        return self.thresholds.min_cases is not None and f.cases is not None
+
+    def _evidence_supports_a_pass(self, min_cases: int, min_valid: float) -> None:
+        f = self.figures
+        if f.cases is None or f.judge_valid is None:
+            raise ValueError("passed is true but the subset's cases or valid labels are missing")
+        need = required_cases(min_cases, f.cases)
+        if f.cases < min_cases or f.fleiss_n < need:
+            raise ValueError(
+                f"passed is true on {f.fleiss_n} complete case(s) of {f.cases}, fewer than {need}"
+            )
+        for judge in self.judge_names:
+            valid = f.judge_valid.get(judge)
+            if valid is None or valid / f.cases < min_valid:
+                raise ValueError(
+                    f"passed is true but judge {judge} labelled {valid} of {f.cases} validly"
+                )
+        for judge, n in f.judge_n.items():
+            if judge in f.judge_kappa and n < need:
+                raise ValueError(f"passed is true but judge {judge}'s kappa rests on {n} case(s)")
+        if f.judge_kappa and self.reference_rubric_hash != self.rubric_hash:
+            raise ValueError(
+                f"passed is true but the reference's rubric hash {self.reference_rubric_hash} "
+                f"is not the judges' {self.rubric_hash}"
+            )
 
     def judge(self, name: str) -> GatedJudge | None:
         return next((j for j in self.judges if j.name == name), None)

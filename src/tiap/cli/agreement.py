@@ -81,6 +81,22 @@ def report(
         "--min-judge-kappa",
         help="Gate: minimum kappa of each judge vs the human reference (-1 to 1).",
     ),
+    min_cases: int = typer.Option(
+        30,
+        "--min-cases",
+        help="Gate: minimum complete cases (every judge labelled validly), and at least half "
+        "of the subset (1 to 1,000,000).",
+    ),
+    min_valid: float = typer.Option(
+        0.90,
+        "--min-valid",
+        help="Gate: minimum share of the subset's cases each judge labelled validly (0 to 1).",
+    ),
+    no_humans: bool = typer.Option(
+        False,
+        "--no-humans",
+        help="Leave every human label out: the gate is on the judges alone (recorded).",
+    ),
     min_confirmed: float = typer.Option(
         0.90,
         "--min-confirmed",
@@ -93,20 +109,28 @@ def report(
         help="qrels cases: negatives found relevant above this (CI lower bound) is "
         "'missing labels' (0 to 1).",
     ),
+    min_decided: float = typer.Option(
+        0.80,
+        "--min-decided",
+        help="qrels cases: a check with a decided majority on fewer than this share of its "
+        "pairs is 'inconclusive' (0 to 1).",
+    ),
 ) -> None:
     """Every agreement figure (Fleiss, Cohen, Krippendorff, percent agreement, majority,
     prevalence, judge-vs-human) with bootstrap CIs, and the scale gate. Exit status 3:
     the gate applies (a validation subset) and failed; the report is written."""
     from tiap.agreement import compute_report, labels_from_file, write_report_and_record_gate
+    from tiap.agreement.compute import NO_HUMANS_AND_REFERENCE
     from tiap.agreement.fmt import summary_lines
     from tiap.agreement.gate import record_gate
     from tiap.agreement.limits import (
+        check_cases,
         check_kappa_threshold,
         check_quorum,
         check_resamples,
         check_seed,
+        check_share_threshold,
     )
-    from tiap.agreement.qrels import check_share_threshold
     from tiap.agreement.qrels_tables import lines as qrels_lines
     from tiap.agreement.rubrics import rubric_for_table
     from tiap.cases.workspace import Workspace
@@ -118,6 +142,8 @@ def report(
         raise TiapError("--subset needs --db")
     if quorum is not None:
         check_quorum("--quorum", quorum)
+    if no_humans and reference is not None:
+        raise TiapError(NO_HUMANS_AND_REFERENCE)
     options = {
         "raters": _names(raters),
         "reference": reference,
@@ -126,8 +152,12 @@ def report(
         "seed": check_seed("--seed", seed),
         "min_fleiss": check_kappa_threshold("--min-fleiss", min_fleiss),
         "min_judge_kappa": check_kappa_threshold("--min-judge-kappa", min_judge_kappa),
+        "min_cases": check_cases("--min-cases", min_cases),
+        "min_valid": check_share_threshold("--min-valid", min_valid),
         "min_confirmed": check_share_threshold("--min-confirmed", min_confirmed),
         "max_missed": check_share_threshold("--max-missed", max_missed),
+        "min_decided": check_share_threshold("--min-decided", min_decided),
+        "no_humans": no_humans,
     }
     gate_event: int | None = None
     if labels is not None:

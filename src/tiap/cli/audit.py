@@ -104,6 +104,15 @@ def register(app: typer.Typer) -> None:
         min_judge_kappa: float = typer.Option(
             0.60, "--min-judge-kappa", help="Gate: each judge's kappa vs humans."
         ),
+        min_cases: int = typer.Option(
+            30,
+            "--min-cases",
+            help="Gate: minimum complete cases (every judge valid), and at least half of the "
+            "validation subset.",
+        ),
+        min_valid: float = typer.Option(
+            0.90, "--min-valid", help="Gate: minimum share of cases each judge labelled validly."
+        ),
         max_cost: float | None = typer.Option(
             None, "--max-cost", help="Budget in US dollars for each judging step."
         ),
@@ -133,6 +142,12 @@ def register(app: typer.Typer) -> None:
             "--max-missed",
             help="--mode qrels: negatives found relevant above this is 'missing labels' (0 to 1).",
         ),
+        min_decided: float = typer.Option(
+            0.80,
+            "--min-decided",
+            help="--mode qrels: a check with a decided majority on fewer than this share of its "
+            "pairs is 'inconclusive' (0 to 1).",
+        ),
         no_progress: bool = typer.Option(False, "--no-progress", "--quiet", "-q", help=PROGRESS),
     ) -> None:
         """The whole audit: rescore, contested cases, validation subset, judges, human
@@ -142,7 +157,6 @@ def register(app: typer.Typer) -> None:
         status 3 means paused, not failed)."""
         from pydantic import ValidationError
 
-        from tiap.agreement.qrels import check_share_threshold
         from tiap.audit import AuditSettings
         from tiap.cli.options import settings_problem
         from tiap.errors import TiapError
@@ -169,14 +183,17 @@ def register(app: typer.Typer) -> None:
                 reference=reference,
                 min_fleiss=min_fleiss,
                 min_judge_kappa=min_judge_kappa,
+                min_cases=min_cases,
+                min_valid=min_valid,
                 max_cost=max_cost,
                 force=force,
                 progress=not no_progress,
                 per_dataset=per_dataset,
                 negatives=negatives,
                 run=run,
-                min_confirmed=check_share_threshold("--min-confirmed", min_confirmed),
-                max_missed=check_share_threshold("--max-missed", max_missed),
+                min_confirmed=min_confirmed,
+                max_missed=max_missed,
+                min_decided=min_decided,
             )
         except ValidationError as exc:
             raise settings_problem(exc) from None

@@ -18,6 +18,11 @@ validation subset to be judged and reported again. A panel renamed since, with
 the same judges, models and settings, is the panel the gate saw. A gate event
 recorded by an earlier tiap does not say which settings the labels came from:
 it does not satisfy the settings check (the agreement report is free to re-run).
+Nor does it say how much evidence its verdict rested on (the complete cases, each
+judge's valid share, the human reference's rubric version): a pass recorded so is
+not taken as one until the report is run again. A recorded pass of this tiap holds
+that evidence, and a record whose figures do not support its pass is not a valid
+record (:class:`~tiap.cases.events.GateEvent`).
 """
 
 from __future__ import annotations
@@ -223,6 +228,18 @@ def check_scale_gate(
             message=(
                 f"the scale gate passed for {where} ({when}) but not for the panel as it is "
                 f"now: {'; '.join(changed)}; {_what_to_run(ws, panel)}"
+            ),
+            event=event,
+        )
+    if event.passed and not event.evidence_recorded:
+        return GateCheck(
+            passed=False,
+            message=(
+                f"the scale gate passed for {where} ({when}), recorded by an earlier tiap "
+                "that does not say how much evidence the verdict rested on (complete cases, "
+                "each judge's valid share, the human reference's rubric version): run tiap "
+                f"agreement report --db {ws.path} --subset {event.subset} --out DIR again (it "
+                "makes no calls)"
             ),
             event=event,
         )
