@@ -171,7 +171,11 @@ def compute_report(
         qrels = qrels_figures(table, b.votes.winner, b.ref, 0, bin_cats[0], weights, **limits)
     return AgreementReport(
         source=SourceInfo(
-            kind=table.source, path=table.path, subset=table.subset, subset_kind=table.subset_kind
+            kind=table.source,
+            path=table.path,
+            subset=table.subset,
+            subset_kind=table.subset_kind,
+            bundle_version=_bundle_version(table),
         ),
         rubric=_rubric_info(rubric),
         labels=cats,
@@ -464,6 +468,12 @@ def _other_rubric_raters(
     return out
 
 
+def _bundle_version(table: LabelTable) -> str | None:
+    """The one bundle version of the cases in scope, if they are of one."""
+    versions = table.bundle_versions()
+    return versions[0] if len(versions) == 1 else None
+
+
 def _notes(
     table: LabelTable,
     rubric: Rubric | None,
@@ -473,6 +483,10 @@ def _notes(
     left_out: list[str],
 ) -> list[str]:
     notes = []
+    versions = table.bundle_versions()
+    if len(versions) > 1:
+        shown = ", ".join(v[:12] if v else "not recorded" for v in versions)
+        notes.append(f"the cases in scope are of {len(versions)} bundle versions: {shown}")
     if left_out and rubric is not None:
         notes.append(
             f"left out rater(s) {', '.join(left_out)}: their labels are not labels of rubric "

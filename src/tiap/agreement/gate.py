@@ -257,6 +257,7 @@ def gate_event(report: AgreementReport, ref: ReportRef | None = None) -> GateEve
         passed=gate.passed,
         failures=gate.failures,
         report=ref,
+        bundle_fingerprint=report.source.bundle_version,
     )
 
 

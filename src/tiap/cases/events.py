@@ -17,7 +17,9 @@ Events recorded by earlier versions of tiap stay readable: their gate payloads
 name the judges as a list and their models in ``judge_models``, and say nothing
 about the request settings the labels came from; those read as
 ``settings_hashes=None`` (unknown), which does not satisfy a check of the
-settings.
+settings. Nor do they say the bundle version of their cases
+(``bundle_fingerprint=None``): such a gate holds only while the subset's cases
+are of no recorded version either.
 """
 
 from __future__ import annotations
@@ -158,6 +160,9 @@ class GateEvent(WorkspaceEvent):
     passed: StrictBool
     failures: list[str]
     report: ReportRef | None = None
+    #: the bundle version of the subset's cases (``None``: recorded by an earlier
+    #: tiap, or cases of no single recorded version)
+    bundle_fingerprint: str | None = None
 
     @model_validator(mode="before")
     @classmethod
