@@ -392,3 +392,14 @@ def test_the_command_line_names_the_versions_and_lists_what_is_kept(
     code, out, _ = _cli(capsys, "cases", "list", "--db", db, "--subset", "validation")
     assert code == 0
     assert out.strip().endswith("5 cases")
+
+
+def test_another_cut_off_is_another_version_and_the_error_says_so(
+    tmp_path: Path, sample_bundle_dir: Path
+) -> None:
+    bundle = read_bundle(sample_bundle_dir)
+    with Workspace(tmp_path / "w.sqlite") as ws:
+        extract_cases(bundle, ws)
+        with pytest.raises(StaleCasesError, match=r"; k 10 -> 20"):
+            extract_cases(bundle, ws, k=20)
+        assert {c.k for c in ws.cases()} == {10}

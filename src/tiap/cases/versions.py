@@ -323,6 +323,12 @@ class VersionStore(Store):
         detail = f"{len(stale) - gone} of them differ"
         if exclusive:
             detail += f", {gone} are gone"
+        if current is not None:
+            detail += "".join(
+                f"; {key} {current.definition.get(key)} -> {value}"
+                for key, value in version.definition.items()
+                if current.definition.get(key) != value
+            )
         return StaleCasesError(
             f"{self.path}: {held}, and {what} now gives version {short(version.fingerprint)} "
             f"({detail}): use another workspace, or add --replace-stale to retire the stale "
@@ -355,8 +361,8 @@ class VersionStore(Store):
         if busy:
             raise TiapError(
                 f"{self.path}: {len(busy)} of the stale cases are being judged or wait in an "
-                "open provider batch: let those runs finish (or abandon the batches with "
-                "tiap judge batches --abandon) before replacing them"
+                "open provider batch (tiap judge batches): let those runs finish before "
+                "replacing them"
             )
 
     def _apply(

@@ -89,19 +89,17 @@ class Workspace(BatchStore, LeaseStore, LabelStore):
 
     def case(self, case_id: str) -> Case:
         """A live case by id (a retired one is an error saying so)."""
-        row = self._one(f"SELECT {self._case_select()} FROM cases WHERE case_id = ?", (case_id,))
+        marked = ", retired_at" if self._versioned else ""
+        row = self._one(
+            f"SELECT {self._case_select()}{marked} FROM cases WHERE case_id = ?", (case_id,)
+        )
         if row is None:
             raise TiapError(f"{self.path}: no case '{case_id}'")
-        if self._versioned:
-            retired = self._one(
-                "SELECT retired_at FROM cases WHERE case_id = ? AND retired_at IS NOT NULL",
-                (case_id,),
+        if marked and row["retired_at"] is not None:
+            raise TiapError(
+                f"{self.path}: case '{case_id}' was retired on {row['retired_at']} (its bundle "
+                "version was replaced; it is kept, out of every figure)"
             )
-            if retired is not None:
-                raise TiapError(
-                    f"{self.path}: case '{case_id}' was retired on {retired[0]} (its bundle "
-                    "version was replaced; it is kept, out of every figure)"
-                )
         return CASES.load(row)
 
     def cases(

@@ -160,16 +160,21 @@ def version_difference(ws: Workspace, event: GateEvent) -> str | None:
         )
     now = list(dict.fromkeys(ws.case_versions_of(ws.case_ids(subset=event.subset)).values()))
     current = now[0] if len(now) == 1 else None
-    if event.bundle_fingerprint == current:
+    if len(now) == 1 and event.bundle_fingerprint == current:
         return None
+    if len(now) > 1:
+        shown = ", ".join(short(v) for v in now)
+        are = f"are of {len(now)} bundle versions ({shown})"
+    else:
+        are = f"are of version {short(current)}"
     if event.bundle_fingerprint is None:
         return (
             "the gate's record does not say which bundle version its cases were of "
-            f"(recorded by an earlier tiap); the subset's cases are of version {short(current)}"
+            f"(recorded by an earlier tiap); the subset's cases {are}"
         )
     return (
         f"the gate saw cases of bundle version {short(event.bundle_fingerprint)}, and "
-        f"subset {event.subset}'s cases are of version {short(current)}"
+        f"subset {event.subset}'s cases {are}"
     )
 
 
