@@ -229,6 +229,42 @@ def _expect_8(before: sqlite3.Connection, after: sqlite3.Connection) -> None:
     conn.close()
 
 
+def _expect_9(before: sqlite3.Connection, after: sqlite3.Connection) -> None:
+    assert not {"bundle_versions", "case_versions"} & _tables(before)
+    assert {"bundle_versions", "case_versions"} <= _tables(after)
+    # the new columns come after the existing ones, and existing rows are of no
+    # recorded version, live, with live labels and current subsets
+    assert _columns(after, "cases")[-2:] == ["bundle_fingerprint", "retired_at"]
+    assert _columns(after, "labels")[-1] == "retired_with"
+    assert _columns(after, "subsets")[-2:] == ["bundle_fingerprint", "stale_since"]
+    assert after.execute(
+        "SELECT COUNT(*) FROM cases WHERE bundle_fingerprint IS NULL AND retired_at IS NULL"
+    ).fetchone() == (2,)
+    assert (
+        after.execute("SELECT COUNT(*) FROM labels WHERE retired_with IS NOT NULL").fetchone()[0]
+        == 0
+    )
+    assert after.execute("SELECT stale_since FROM subsets").fetchall() == [(None,)]
+    assert {"cases_live", "case_versions_case"} <= _indexes(after)
+    # one current version per (scope, fingerprint); a retired case version refers to
+    # its case, and a label to the retired version it was made on
+    row = "('contested', 'f1', 'contested', NULL, '{}', 2, 't', NULL)"
+    after.execute(f"INSERT INTO bundle_versions VALUES {row}")
+    with pytest.raises(sqlite3.IntegrityError):
+        after.execute(f"INSERT INTO bundle_versions VALUES {row}")
+    after.execute(
+        "INSERT INTO case_versions (case_id, bundle_fingerprint, case_json, created_at, "
+        "retired_at, retired_by) VALUES ('c1', NULL, '{}', 't', 't2', 'f1')"
+    )
+    after.execute("UPDATE labels SET retired_with = 1 WHERE case_id = 'c1'")
+    assert after.execute("PRAGMA foreign_key_check").fetchall() == []
+    refs = {(r[2], r[3]) for r in after.execute("PRAGMA foreign_key_list(labels)")}
+    assert ("case_versions", "retired_with") in refs
+    after.execute("UPDATE labels SET retired_with = NULL")
+    after.execute("DELETE FROM case_versions")
+    after.execute("DELETE FROM bundle_versions")
+
+
 EXPECT: dict[int, Callable[[sqlite3.Connection, sqlite3.Connection], None]] = {
     1: _expect_1,
     2: _expect_2,
@@ -238,6 +274,7 @@ EXPECT: dict[int, Callable[[sqlite3.Connection, sqlite3.Connection], None]] = {
     6: _expect_6,
     7: _expect_7,
     8: _expect_8,
+    9: _expect_9,
 }
 
 

@@ -249,7 +249,11 @@ def compute_report(
         )
     return AgreementReport(
         source=SourceInfo(
-            kind=table.source, path=table.path, subset=table.subset, subset_kind=table.subset_kind
+            kind=table.source,
+            path=table.path,
+            subset=table.subset,
+            subset_kind=table.subset_kind,
+            bundle_version=_bundle_version(table),
         ),
         rubric=rubric_info(rubric),
         labels=cats,
@@ -485,3 +489,9 @@ def _vs_reference(
         raters=[_vs_rater(scales, est, r) for r in compared],
         majority=_vs_rater(scales, est, MAJORITY_KEY),
     )
+
+
+def _bundle_version(table: LabelTable) -> str | None:
+    """The one bundle version of the cases in scope, if they are of one."""
+    versions = table.bundle_versions()
+    return versions[0] if len(versions) == 1 else None

@@ -50,7 +50,12 @@ def source_line(r: AgreementReport) -> str:
         scope = (
             f"subset {s.subset} (kind {s.subset_kind or 'unknown'})" if s.subset else "all cases"
         )
-        return f"workspace {s.path}, {scope}"
+        version = (
+            f"cases of bundle version {s.bundle_version[:12]}"
+            if s.bundle_version
+            else "cases of no single recorded bundle version"
+        )
+        return f"workspace {s.path}, {scope}; {version}"
     if s.kind == "file":
         return f"labels file {s.path}"
     return "labels given in memory"

@@ -402,6 +402,7 @@ def gate_event(report: AgreementReport, ref: ReportRef | None = None) -> GateEve
         reference_rubric_hash=gate.reference_rubric_hash,
         no_humans=gate.no_humans,
         other_version_labels=gate.other_version_labels,
+        bundle_fingerprint=report.source.bundle_version,
     )
 
 

@@ -199,6 +199,9 @@ class SourceInfo(_Model):
     path: str | None
     subset: str | None
     subset_kind: str | None
+    #: the bundle version (fingerprint) every case in scope is of; ``None``: not
+    #: recorded (a labels file, a workspace of an earlier tiap) or several
+    bundle_version: str | None = None
 
 
 class BootstrapInfo(_Model):

@@ -115,6 +115,10 @@ def report_notes(
 ) -> list[str]:
     """What the figures cover and leave out, and what to read them with."""
     notes = []
+    versions = table.bundle_versions()
+    if len(versions) > 1:
+        shown = ", ".join(v[:12] if v else "not recorded" for v in versions)
+        notes.append(f"the cases in scope are of {len(versions)} bundle versions: {shown}")
     if left_out and rubric is not None:
         notes.append(
             f"left out rater(s) {', '.join(left_out)}: their labels are not labels of rubric "

@@ -43,12 +43,15 @@ ABSENT = -2
 
 _KIND_ORDER = {JUDGE: 0, HUMAN: 1, None: 2}
 _QRELS_META = ("kind", "grade", "pair")
+#: fields of a case's meta left out of its dump when unset
+_OPTIONAL_META = (*_QRELS_META, "bundle_version")
 
 
 class CaseMeta(BaseModel):
     """A case in scope and the strata prevalence is broken down by; for a qrels pair
     also its kind, qrels grade (``None``: no qrels line) and how it was drawn
-    (``annotated`` or ``negative``), which the qrels figures need."""
+    (``annotated`` or ``negative``), which the qrels figures need; from a workspace,
+    the bundle version the case is of (:mod:`tiap.cases.versions`)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -59,12 +62,14 @@ class CaseMeta(BaseModel):
     kind: str | None = None
     grade: int | None = None
     pair: str | None = None
+    bundle_version: str | None = None
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
-        """The qrels fields only when set (a contested case's meta is as it was)."""
+        """The qrels fields and the version only when set (a contested case's meta is
+        as it was)."""
         data: dict[str, object] = handler(self)
-        for key in _QRELS_META:
+        for key in _OPTIONAL_META:
             if data.get(key) is None:
                 data.pop(key, None)
         return data
@@ -161,6 +166,11 @@ class LabelTable(BaseModel):
                 "labels": [e for e in self.labels if e.rater not in drop],
             }
         )
+
+    def bundle_versions(self) -> list[str | None]:
+        """The bundle versions of the cases in scope (``None``: not recorded), in
+        first-seen order."""
+        return list(dict.fromkeys(c.bundle_version for c in self.cases))
 
     def kinds(self) -> list[str]:
         """The case kinds in scope (those the table knows), sorted."""
@@ -281,13 +291,16 @@ def labels_from_workspace(
 ) -> LabelTable:
     """The latest label per (case, rater) on a subset's cases (or every case).
 
-    Retracted human labels are left out (the case is unlabelled by that rater);
-    invalid judge outputs stay as abstentions (``label`` ``None``).
+    Only live cases and labels are read: those of retired bundle versions are left
+    out, and a stale subset is an error (:mod:`tiap.cases.versions`). Retracted
+    human labels are left out (the case is unlabelled by that rater); invalid judge
+    outputs stay as abstentions (``label`` ``None``).
     """
     case_rows = ws.cases(subset=subset)
     if not case_rows:
         where = f"subset '{subset}'" if subset else "the workspace"
         raise TiapError(f"{ws.path}: {where} has no cases")
+    versions = ws.case_versions_of([c.case_id for c in case_rows])
     cases = [
         CaseMeta(
             case_id=c.case_id,
@@ -297,6 +310,7 @@ def labels_from_workspace(
             kind=c.kind,
             grade=c.grade,
             pair=c.pair,
+            bundle_version=versions.get(c.case_id),
         )
         for c in case_rows
     ]

@@ -269,6 +269,8 @@ class AgreementFigures(_Model):
     supported_share: float | None = None
     #: on qrels pairs: each dataset's relevance-label verdict
     qrels: QrelsVerdicts | None = None
+    #: the bundle version of the cases (``None``: not recorded, or several)
+    bundle_version: str | None = None
 
     @classmethod
     def of(cls, report: AgreementReport) -> AgreementFigures:
@@ -310,6 +312,7 @@ class AgreementFigures(_Model):
             },
             supported_share=report.supported_share,
             qrels=QrelsVerdicts.of(report.qrels) if report.qrels is not None else None,
+            bundle_version=report.source.bundle_version,
         )
 
 

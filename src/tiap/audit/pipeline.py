@@ -4,8 +4,13 @@ Steps, each safe to run again:
 
 1. **rescore** the bundle's runs under every target (skipped when the bundle and
    the settings are unchanged since the last run);
-2. **extract** contested credits into the workspace (idempotent: stable ids);
-3. **sample** the validation subset (kept once drawn);
+2. **extract** contested credits into the workspace (idempotent: stable ids). A
+   bundle that now gives another version of the cases than the workspace holds
+   stops the audit with an error naming both versions, unless ``replace_stale``
+   (``--replace-stale``): the stale cases and their labels are then retired (kept,
+   out of every figure) and the audit goes on with the new version;
+3. **sample** the validation subset (kept once drawn; drawn again when it went
+   stale, its cases' version having been replaced);
 4. **judge** the validation subset with the panel (resumes; answered calls are cached);
 5. **humans**: unless ``humans="skip"``, wait until a person has labelled every
    validation case (the audit stops and names the ``tiap annotate`` command);
@@ -158,23 +163,36 @@ class _Audit(QrelsSteps):
 
     def extract(self, bundle: Bundle, ws: Workspace) -> None:
         from tiap.cases.extract import extract_cases
+        from tiap.cases.fingerprint import short
 
-        report = extract_cases(bundle, ws, k=self.s.k)
+        report = extract_cases(bundle, ws, k=self.s.k, replace_stale=self.s.replace_stale)
         before = self.state.steps.get(StepName.EXTRACT)
         earlier = before.figures if before is not None else None
+        version = report.version
+        fp = short(version.fingerprint if version is not None else None)
         if (
             report.added == 0
+            and version is not None
+            and version.status == "same"
             and isinstance(earlier, ExtractFigures)
             and (earlier.report.contested, earlier.report.k) == (report.contested, report.k)
         ):
-            self.found_done(StepName.EXTRACT, f"{report.contested} cases at k={report.k}, none new")
-        else:
-            self.ran(
+            self.found_done(
                 StepName.EXTRACT,
-                "done",
-                f"{report.contested} cases at k={report.k}, {report.added} new",
-                ExtractFigures(report=report),
+                f"{report.contested} cases at k={report.k} of bundle version {fp}, none new",
             )
+        else:
+            detail = f"{report.contested} cases at k={report.k}, {report.added} new"
+            if version is not None and version.status == "moved":
+                detail += (
+                    f", {version.replaced} stored again with their new content; bundle "
+                    f"version {short(version.previous)} -> {fp}: {version.retired} stale "
+                    f"cases retired with {version.retired_labels} labels, {version.carried} "
+                    "unchanged"
+                )
+            else:
+                detail += f"; bundle version {fp}"
+            self.ran(StepName.EXTRACT, "done", detail, ExtractFigures(report=report))
         if ws.count_cases("contested") == 0:
             raise TiapError(
                 f"no contested credits in {self.s.bundle} at k={report.k}: nothing to judge "
@@ -185,7 +203,8 @@ class _Audit(QrelsSteps):
         from tiap.cases.sample import default_overlap, sample_subset
 
         name = self.s.subset
-        if name in ws.subsets():
+        stale = name in ws.subsets() and ws.subset_is_stale(name)
+        if name in ws.subsets() and not stale:
             params = ws.subset_params(name)
             if params.get("kind") != "validation":
                 raise TiapError(f"subset '{name}' exists and is not a validation subset")
@@ -208,6 +227,8 @@ class _Audit(QrelsSteps):
                 ),
             )
             return
+        if stale and ws.subset_params(name).get("kind") != "validation":
+            raise TiapError(f"subset '{name}' exists and is not a validation subset")
         overlap_n = self.s.overlap if self.s.overlap is not None else default_overlap(self.s.n)
         result = sample_subset(
             ws,
@@ -217,11 +238,13 @@ class _Audit(QrelsSteps):
             seed=self.s.seed,
             from_runs=self.s.from_runs,
             kind=self.s.mode,
+            replace=stale,
         )
+        again = " drawn again (its cases' bundle version was replaced)" if stale else ""
         self.ran(
             StepName.SAMPLE,
             "done",
-            f"'{name}': {len(result.case_ids)} cases, overlap {len(result.overlap_ids)}",
+            f"'{name}'{again}: {len(result.case_ids)} cases, overlap {len(result.overlap_ids)}",
             SampleFigures(
                 subset=name,
                 cases=len(result.case_ids),

@@ -49,6 +49,7 @@ class QrelsSteps:
                 negatives=s.negatives,
                 run=s.run,
                 subset=s.qrels_subset,
+                replace_stale=s.replace_stale,
             )
         except TiapError as exc:
             if f"subset '{s.qrels_subset}' exists" not in str(exc):
@@ -71,9 +72,13 @@ class QrelsSteps:
 
 
 def final_detail(report: AgreementReport) -> str:
-    """The final step's line: its cases, and each dataset's verdict on qrels pairs."""
+    """The final step's line: its cases and their bundle version, and each dataset's
+    verdict on qrels pairs."""
+    from tiap.cases.fingerprint import short
+
+    version = f"bundle version {short(report.source.bundle_version)}"
     q = report.qrels
     if q is None:
-        return f"{report.n_cases} cases"
+        return f"{report.n_cases} cases of {version}"
     verdicts = "; ".join(f"{name}: {g.verdict}" for name, g in q.by_dataset.items())
-    return f"{report.n_cases} pairs; {verdicts}"
+    return f"{report.n_cases} pairs of {version}; {verdicts}"

@@ -82,6 +82,8 @@ class AuditSettings(BaseModel):
     agreement_resamples: int = 1000
     max_cost: float | None = None
     force: bool = False
+    #: retire the workspace's cases of an earlier bundle version (``--replace-stale``)
+    replace_stale: bool = False
     progress: bool = True
     # qrels mode
     per_dataset: int = 100
@@ -190,7 +192,8 @@ class AuditSettings(BaseModel):
         """A hash of the settings that decide *what* the steps work on: the bundle,
         the workspace, the panel, the rubric, the cut-off and the subset's name.
         Step records kept for other values are dropped. The rest only change later
-        verdicts (thresholds, the reference, ``humans``, ``force``, the budget),
+        verdicts (thresholds, the reference, ``humans``, ``force``, the budget,
+        ``replace_stale``, which the extraction records in the workspace),
         the draw of a subset that is kept once drawn (``n``, ``overlap``, ``seed``,
         ``from_runs``) or the rescore, which has a fingerprint of its own."""
         data: dict[str, object] = {

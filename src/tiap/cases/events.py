@@ -21,7 +21,9 @@ settings. Gate payloads of an earlier tiap also say nothing of the evidence the
 verdict rested on (the minimum of complete cases and of each judge's valid share,
 the subset's size, each judge's valid labels, the reference's rubric hash); those
 read as ``None`` (unknown), and judging does not take such a pass as one
-(:mod:`tiap.judge.gate`).
+(:mod:`tiap.judge.gate`). Nor do they say the bundle version of their cases
+(``bundle_fingerprint=None``): such a gate holds only while the subset's cases
+are of no recorded version either.
 """
 
 from __future__ import annotations
@@ -200,6 +202,9 @@ class GateEvent(WorkspaceEvent):
     no_humans: StrictBool = False
     #: rater -> labels left out of the figures: made under another rubric hash
     other_version_labels: dict[str, int] = Field(default_factory=dict)
+    #: the bundle version of the subset's cases (``None``: recorded by an earlier
+    #: tiap, or cases of no single recorded version)
+    bundle_fingerprint: str | None = None
 
     @model_validator(mode="before")
     @classmethod

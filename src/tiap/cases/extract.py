@@ -21,6 +21,13 @@ ranking, so it cannot be contested either).
 
 ``case_id`` is a hash of (dataset, run, query, memory), so extracting the same
 bundle twice gives the same ids and the workspace keeps one row per case.
+
+The cases of every run of the bundle at k under the rule are one *bundle
+version*, known by its fingerprint (:mod:`tiap.cases.fingerprint`; the definition
+hashed with the cases is the dataset, k and the rule), whichever runs are
+stored. Extracting a bundle that gives another version into a workspace holding
+contested credits of an earlier one is an error naming both, unless
+``replace_stale`` (:mod:`tiap.cases.versions`).
 """
 
 from __future__ import annotations
@@ -34,7 +41,11 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from tiap.cases.models import RANK_BUCKETS, Case, EvidenceItem, rank_bucket
+from tiap.cases.fingerprint import fingerprint
+from tiap.cases.models import RANK_BUCKETS, BundleVersion, Case, EvidenceItem, rank_bucket
+from tiap.cases.store import now_iso
+from tiap.cases.versions import CONTESTED_SCOPE, VersionChange
+from tiap.cases.vocab import CONTESTED
 from tiap.cases.workspace import Workspace
 from tiap.errors import TiapError
 from tiap.limits import check_k
@@ -147,6 +158,8 @@ class ExtractReport(BaseModel):
     contested: int
     added: int = 0
     already_present: int = 0
+    #: the bundle version of the cases (``None``: not stored, :func:`find_contested`)
+    version: VersionChange | None = None
 
 
 def _cutoff(bundle: Bundle, k: int | None) -> int:
@@ -273,6 +286,36 @@ def find_contested(
     return cases, _report(bundle.config.dataset, cut, counts, len(cases))
 
 
+def contested_definition(dataset: str, k: int, rule: ContestedRule) -> dict[str, Any]:
+    """What a contested version's fingerprint hashes besides its cases."""
+    return {
+        "dataset": dataset,
+        "k": k,
+        "rule": {
+            "missed": list(rule.missed),
+            "credited": list(rule.credited),
+            "credit_from": rule.credit_from,
+        },
+    }
+
+
+def bundle_version(
+    bundle: Bundle, cases: Sequence[Case], k: int, rule: ContestedRule = PAPER_RULE
+) -> BundleVersion:
+    """The version of ``bundle`` whose contested credits (every run's, at ``k``) are
+    ``cases``."""
+    definition = contested_definition(bundle.config.dataset, k, rule)
+    return BundleVersion(
+        scope=CONTESTED_SCOPE,
+        fingerprint=fingerprint(CONTESTED, definition, cases),
+        kind=CONTESTED,
+        source=str(bundle.root) if bundle.root is not None else None,
+        definition=definition,
+        cases=len(cases),
+        created_at=now_iso(),
+    )
+
+
 def extract_cases(
     bundle: Bundle,
     workspace: Workspace,
@@ -280,15 +323,41 @@ def extract_cases(
     k: int | None = None,
     runs: Sequence[str] | None = None,
     rule: ContestedRule = PAPER_RULE,
+    replace_stale: bool = False,
 ) -> ExtractReport:
-    """Find the contested cases of ``bundle`` and add the new ones to ``workspace``.
+    """Find the contested cases of ``bundle`` and add those of ``runs`` (default:
+    every run) that are new to ``workspace``.
 
-    Cases already in the workspace (same ``case_id``) are kept as they are.
+    Cases already in the workspace (same ``case_id``, same content) are kept as they
+    are. The bundle's version is that of every run's cases; a workspace holding
+    contested credits of another version raises
+    :class:`~tiap.cases.versions.StaleCasesError` unless ``replace_stale``, which
+    retires the stale cases and their labels (kept, out of every figure) and stores
+    the new version's.
     """
-    cases, report = find_contested(bundle, k=k, runs=runs, rule=rule)
+    names = _chosen_runs(bundle, runs)
+    every, full = find_contested(bundle, k=k, rule=rule)
+    counts = {run: full.runs[run] for run in names}
+    chosen = [c for c in every if c.run in counts]
+    report = _report(full.dataset, full.k, counts, len(chosen))
+    version = bundle_version(bundle, every, full.k, rule)
+    what = str(bundle.root) if bundle.root is not None else "the bundle"
     with workspace.transaction():
-        added, existing = workspace.add_cases(cases)
-        report = report.model_copy(update={"added": added, "already_present": existing})
+        change = workspace.store_version(
+            version,
+            every,
+            store={c.case_id for c in chosen},
+            exclusive=True,
+            replace_stale=replace_stale,
+            what=what,
+        )
+        report = report.model_copy(
+            update={
+                "added": change.added,
+                "already_present": change.already_present,
+                "version": change,
+            }
+        )
         payload = report.model_dump(mode="json")
         payload["bundle"] = str(bundle.root) if bundle.root is not None else None
         workspace.record_event("cases.extract", payload)

@@ -24,6 +24,13 @@ A pair's case id is ``q-`` and 16 hex digits of a sha256 of (dataset, query id,
 document id), so the same pair is one case however often it is drawn. The pairs
 drawn are stored as a subset of kind ``qrels-sample`` with the parameters and the
 allocation; drawing again with the same source and parameters changes nothing.
+
+A draw is a version of its subset (scope ``qrels:NAME``), known by its
+fingerprint (:mod:`tiap.cases.fingerprint`; the definition hashed with the pairs
+is ``per_dataset``, ``seed`` and ``negatives``). A drawn pair stored with other
+content (the source changed: a document's text, a query, a grade) is stale: an
+error naming both versions, unless ``replace_stale``, which retires the stored
+version and its labels and draws the subset again.
 """
 
 from __future__ import annotations
@@ -38,7 +45,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tiap.cases.models import QRELS_RUN, Case
+from tiap.cases.fingerprint import fingerprint
+from tiap.cases.models import QRELS_RUN, BundleVersion, Case
 from tiap.cases.qrels_source import (
     QrelsQuery,
     QrelsSource,
@@ -48,6 +56,8 @@ from tiap.cases.qrels_source import (
     task_run,
 )
 from tiap.cases.sample import evenly_spaced, largest_remainder
+from tiap.cases.store import now_iso
+from tiap.cases.versions import VersionChange, qrels_scope
 from tiap.cases.vocab import ANNOTATED, NEGATIVE, QRELS, SUBSET_QRELS_SAMPLE
 from tiap.cases.workspace import Workspace
 from tiap.errors import TiapError
@@ -118,6 +128,8 @@ class QrelsImportReport(BaseModel):
     added: int = 0
     already_present: int = 0
     notes: list[str] = Field(default_factory=list)
+    #: the draw's version (``None``: not stored, :func:`qrels_cases`)
+    version: VersionChange | None = None
 
 
 @dataclass(frozen=True)
@@ -328,6 +340,24 @@ def _params(report: QrelsImportReport) -> dict[str, Any]:
     }
 
 
+def qrels_version(report: QrelsImportReport, cases: Sequence[Case]) -> BundleVersion:
+    """The version of subset ``report.subset`` whose drawn pairs are ``cases``."""
+    definition = {
+        "per_dataset": report.per_dataset,
+        "seed": report.seed,
+        "negatives": report.negatives,
+    }
+    return BundleVersion(
+        scope=qrels_scope(report.subset),
+        fingerprint=fingerprint(QRELS, definition, cases),
+        kind=QRELS,
+        source=report.source,
+        definition=definition,
+        cases=len(cases),
+        created_at=now_iso(),
+    )
+
+
 def from_qrels(
     source: str | Path | QrelsSource,
     workspace: Workspace,
@@ -338,13 +368,16 @@ def from_qrels(
     run: str | None = None,
     subset: str = DEFAULT_SUBSET,
     replace: bool = False,
+    replace_stale: bool = False,
 ) -> QrelsImportReport:
     """Draw qrels pairs from ``source`` (a path or a read source), add the new cases to
     ``workspace`` and store them as the subset ``subset`` (kind ``qrels-sample``).
 
-    A subset of that name holding the same pairs drawn with the same parameters is
-    left as it is (``subset_status`` ``unchanged``); one that differs is an error
-    unless ``replace``."""
+    A subset of that name holding the same pairs drawn with the same parameters from
+    the same content is left as it is (``subset_status`` ``unchanged``); one that
+    differs is an error unless ``replace``. A drawn pair stored with other content
+    raises :class:`~tiap.cases.versions.StaleCasesError` unless ``replace_stale``
+    (which also replaces the subset)."""
     if not subset.strip():
         raise TiapError("the subset needs a name (--name)")
     src = source if isinstance(source, QrelsSource) else read_source(source)
@@ -355,27 +388,41 @@ def from_qrels(
         raise TiapError(f"{src.path}: no qrels pair to draw (every qrels file is empty)")
     params = _params(report)
     ids = [c.case_id for c in cases]
+    version = qrels_version(report, cases)
     with workspace.transaction():
-        added, existing = workspace.add_cases(cases)
-        status = "created"
+        status, drawn = "created", None
         if subset in workspace.subsets():
+            record = workspace.subset(subset)
+            drawn = record.bundle_fingerprint
             same = (
-                workspace.case_ids(subset=subset) == ids
-                and workspace.subset_params(subset) == params
+                workspace.case_ids(subset=subset, include_stale=True) == ids
+                and record.params == params
             )
-            if same:
-                status = "unchanged"
-            elif not replace:
+            if not same and not (replace or replace_stale):
                 raise TiapError(
                     f"{workspace.path}: subset '{subset}' exists and holds other pairs or "
                     "was drawn with other parameters (choose another --name, or --replace)"
                 )
-            else:
-                status = "replaced"
-        if status != "unchanged":
+            status = "unchanged" if same else "replaced"
+        change = workspace.store_version(
+            version,
+            cases,
+            exclusive=False,
+            replace_stale=replace_stale,
+            what=str(src.path),
+        )
+        if status == "unchanged" and (change.retired or workspace.subset_is_stale(subset)):
+            status = "replaced"  # the same pairs, with the source's new content
+        if status != "unchanged" or drawn != version.fingerprint:
+            # (an unchanged subset an earlier tiap drew records its version now)
             workspace.save_subset(subset, ids, params=params, replace=True)
         report = report.model_copy(
-            update={"added": added, "already_present": existing, "subset_status": status}
+            update={
+                "added": change.added,
+                "already_present": change.already_present,
+                "subset_status": status,
+                "version": change,
+            }
         )
         workspace.record_event(EVENT, report.model_dump(mode="json"))
     return report

@@ -15,7 +15,8 @@ from collections.abc import Iterable, Sequence
 
 from tiap.cases.models import LabelMark, LabelRecord
 from tiap.cases.rows import LABEL_MARKS, LABELS
-from tiap.cases.store import Store, chunks, marks, now_iso
+from tiap.cases.store import chunks, marks, now_iso
+from tiap.cases.versions import VersionStore
 from tiap.cases.vocab import (
     ADJUDICATED,
     HUMAN,
@@ -31,7 +32,7 @@ from tiap.errors import TiapError
 RENAME_EVENT = "rater.rename"
 
 
-class LabelStore(Store):
+class LabelStore(VersionStore):
     """Label rows and raters (the base of :class:`~tiap.cases.workspace.Workspace`)."""
 
     _namespace_checked = False
@@ -90,9 +91,14 @@ class LabelStore(Store):
 
     # -------------------------------------------------------------------- reads
 
-    def label_history(self, case_id: str, rater: str | None = None) -> list[LabelRecord]:
-        """Every row for a case (optionally one rater), oldest first."""
+    def label_history(
+        self, case_id: str, rater: str | None = None, *, include_retired: bool = False
+    ) -> list[LabelRecord]:
+        """Every live row for a case (optionally one rater), oldest first; rows
+        retired with their case version are left out unless ``include_retired``."""
         sql, args = "SELECT * FROM labels WHERE case_id = ?", [case_id]
+        if not include_retired:
+            sql += f" AND {self._live_labels()}"
         if rater is not None:
             sql += " AND rater = ?"
             args.append(rater)
@@ -108,13 +114,14 @@ class LabelStore(Store):
     ) -> list[LabelRecord]:
         """The latest row per (case, rater), ordered by case then rater.
 
-        Retracted human labels are left out (the case counts as unlabelled by that
-        rater) unless ``include_retracted``; invalid judge labels (``label`` None)
-        are kept: they are abstentions. Every filter runs in SQL (long case lists
+        Labels retired with their case version are left out, always. Retracted
+        human labels are left out (the case counts as unlabelled by that rater)
+        unless ``include_retracted``; invalid judge labels (``label`` None) are kept:
+        they are abstentions. Every filter runs in SQL (long case lists
         in chunks). A rater name used by a judge and a human raises TiapError.
         """
         self._require_one_namespace()
-        where: list[str] = []
+        where: list[str] = [self._live_labels()]
         args: list[object] = []
         if rater_kind is not None:
             where.append("rater_kind = ?")
@@ -152,14 +159,15 @@ class LabelStore(Store):
     def latest_judge_labels(
         self, raters: Sequence[str], rubric_hash: str
     ) -> dict[tuple[str, str], LabelMark]:
-        """The latest judge label under a rubric hash per (case_id, rater), for the
-        given judges, without its texts (what tells whether a judgment is done)."""
+        """The latest live judge label under a rubric hash per (case_id, rater), for
+        the given judges, without its texts (what tells whether a judgment is done)."""
         names = list(dict.fromkeys(raters))
         if not names:
             return {}
         sql = (
             f"SELECT {LABEL_MARKS.select('l')} FROM labels l JOIN ("
             "SELECT MAX(id) AS id FROM labels WHERE rater_kind = ? AND rubric_hash = ? "
+            f"AND {self._live_labels()} "
             f"AND rater IN ({marks(len(names))}) GROUP BY case_id, rater) m ON l.id = m.id"
         )
         out: dict[tuple[str, str], LabelMark] = {}
@@ -171,11 +179,11 @@ class LabelStore(Store):
     # ------------------------------------------------------------------- raters
 
     def raters(self, rater_kind: RaterKind | None = None) -> list[str]:
-        """Rater names with labels (of one kind), sorted."""
+        """Rater names with live labels (of one kind), sorted."""
         self._require_one_namespace()
-        sql, args = "SELECT DISTINCT rater FROM labels", []
+        sql, args = f"SELECT DISTINCT rater FROM labels WHERE {self._live_labels()}", []
         if rater_kind is not None:
-            sql += " WHERE rater_kind = ?"
+            sql += " AND rater_kind = ?"
             args.append(rater_kind)
         return [r[0] for r in self._all(sql + " ORDER BY rater", args)]
 

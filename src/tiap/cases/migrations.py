@@ -368,3 +368,44 @@ def provider_batch_books(conn: sqlite3.Connection) -> None:
         "ALTER TABLE provider_batch_requests ADD COLUMN reserved_usd REAL NOT NULL DEFAULT 0",
     ):
         conn.execute(sql)
+
+
+@migration(9, "bundle versions: cases and subsets record theirs, retired cases and labels are kept")
+def bundle_versions(conn: sqlite3.Connection) -> None:
+    """Cases record the bundle version (fingerprint) they are of, and a case in no
+    current version is marked retired; a retired case version is kept in
+    ``case_versions`` and the labels made on it point to it. Existing rows are of no
+    recorded version (NULL): live, until an extraction adopts or retires them
+    (:mod:`tiap.cases.versions`)."""
+    _run(
+        conn,
+        (
+            """CREATE TABLE bundle_versions (
+            scope TEXT NOT NULL,
+            fingerprint TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('contested', 'qrels')),
+            source TEXT,
+            definition_json TEXT NOT NULL,
+            cases INTEGER NOT NULL,
+            created_at TEXT NOT NULL,
+            retired_at TEXT,
+            PRIMARY KEY (scope, fingerprint)
+        )""",
+            """CREATE TABLE case_versions (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            case_id TEXT NOT NULL REFERENCES cases(case_id),
+            bundle_fingerprint TEXT,
+            case_json TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            retired_at TEXT NOT NULL,
+            retired_by TEXT NOT NULL
+        )""",
+            "CREATE INDEX case_versions_case ON case_versions(case_id, id)",
+            "ALTER TABLE cases ADD COLUMN bundle_fingerprint TEXT",
+            "ALTER TABLE cases ADD COLUMN retired_at TEXT",
+            "CREATE INDEX cases_live ON cases(kind, retired_at, bundle_fingerprint)",
+            "ALTER TABLE labels ADD COLUMN retired_with INTEGER REFERENCES case_versions(id)",
+            "ALTER TABLE subsets ADD COLUMN bundle_fingerprint TEXT",
+            "ALTER TABLE subsets ADD COLUMN stale_since TEXT",
+        ),
+    )

@@ -21,8 +21,10 @@ __all__ = [
     "QRELS_RUN",
     "RANK_BUCKETS",
     "RETRACTED",
+    "BundleVersion",
     "Case",
     "CaseKind",
+    "CaseVersion",
     "EventRecord",
     "EvidenceItem",
     "LabelMark",
@@ -195,6 +197,9 @@ class LabelRecord(BaseModel):
     cost_usd: float | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
+    #: set on a label made on a case version that has been retired: the
+    #: ``case_versions`` row of that version (the label is kept, out of every figure)
+    retired_with: int | None = None
 
 
 class LabelMark(BaseModel):
@@ -242,6 +247,12 @@ class SubsetRecord(BaseModel):
     name: str
     params: dict[str, Any]
     created_at: str
+    #: the bundle version its cases were of when it was drawn (``None``: not recorded,
+    #: or cases of several versions)
+    bundle_fingerprint: str | None = None
+    #: when it became stale: a case version it holds was retired, or its cases moved
+    #: to another bundle version (:mod:`tiap.cases.versions`); ``None``: current
+    stale_since: str | None = None
 
 
 class SubsetMember(BaseModel):
@@ -264,3 +275,40 @@ class EventRecord(BaseModel):
     kind: str
     created_at: str
     payload: dict[str, Any]
+
+
+class BundleVersion(BaseModel):
+    """One row of ``bundle_versions``: a version of the cases of one *scope* (the
+    workspace's contested credits, or one subset of drawn qrels pairs), known by its
+    fingerprint (:mod:`tiap.cases.fingerprint`). ``retired_at`` ``None``: the scope's
+    current version."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    scope: str
+    fingerprint: str
+    kind: CaseKind
+    source: str | None = None
+    #: what went into the fingerprint besides the cases (dataset, k, rule; draw options)
+    definition: dict[str, Any]
+    #: the cases the version defines (all of the bundle's, whichever were stored)
+    cases: int
+    created_at: str
+    retired_at: str | None = None
+
+
+class CaseVersion(BaseModel):
+    """One row of ``case_versions``: a case as it was in a bundle version that has
+    been retired, kept with the labels made on it (their ``retired_with``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: int | None = None
+    case_id: str
+    #: the version it was of (``None``: extracted before versions were recorded)
+    bundle_fingerprint: str | None
+    case: Case
+    created_at: str
+    retired_at: str
+    #: the fingerprint of the version that retired it
+    retired_by: str

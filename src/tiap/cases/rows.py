@@ -17,7 +17,9 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel
 
 from tiap.cases.models import (
+    BundleVersion,
     Case,
+    CaseVersion,
     EventRecord,
     LabelMark,
     LabelRecord,
@@ -127,7 +129,7 @@ CASES = Columns(
     Case,
     "cases",
     json_fields=("evidence", "memory_source_ids", "metadata"),
-    extra=("created_at",),
+    extra=("created_at", "bundle_fingerprint", "retired_at"),
 )
 LABELS = Columns(LabelRecord, "labels", generated=("id",))
 LABEL_MARKS = Columns(LabelMark, "labels")
@@ -135,6 +137,8 @@ MODEL_CALLS = Columns(ModelCall, "model_calls", json_fields=("request", "respons
 SUBSETS = Columns(SubsetRecord, "subsets", json_fields=("params",))
 SUBSET_CASES = Columns(SubsetMember, "subset_cases")
 EVENTS = Columns(EventRecord, "events", json_fields=("payload",), generated=("id",))
+BUNDLE_VERSIONS = Columns(BundleVersion, "bundle_versions", json_fields=("definition",))
+CASE_VERSIONS = Columns(CaseVersion, "case_versions", json_fields=("case",), generated=("id",))
 
 LEASES = Columns(PairLease, "judge_leases")
 LEDGER = Columns(LedgerEntry, "budget_ledger")
@@ -149,6 +153,8 @@ TABLES: tuple[Columns[Any], ...] = (
     SUBSETS,
     SUBSET_CASES,
     EVENTS,
+    BUNDLE_VERSIONS,
+    CASE_VERSIONS,
     LEASES,
     LEDGER,
     BATCHES,

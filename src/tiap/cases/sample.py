@@ -281,14 +281,19 @@ def sample_subset(
 
 def check_replace(ws: Workspace, name: str, *, replace: bool, force: bool) -> None:
     """An existing subset is replaced only with ``--replace``, and one whose cases
-    have labels only with ``--force`` too (the labels stay on their cases)."""
+    have labels only with ``--force`` too (the labels stay on their cases). A stale
+    subset (its cases' bundle version was replaced) needs ``--replace`` only."""
     if name not in ws.subsets():
         return
+    stale = ws.subset_is_stale(name)
     if not replace:
+        why = " (it is stale: its cases' bundle version was replaced)" if stale else ""
         raise TiapError(
-            f"{ws.path}: subset '{name}' exists already: choose another --name, or draw it "
-            "again with --replace"
+            f"{ws.path}: subset '{name}' exists already{why}: choose another --name, or "
+            "draw it again with --replace"
         )
+    if stale:
+        return
     ids = ws.case_ids(subset=name)
     labelled = len({lab.case_id for lab in ws.latest_labels(case_ids=ids)})
     if labelled and not force:

@@ -13,6 +13,9 @@ model call (DESIGN.md, "Case store").
   Rater names are one namespace (:mod:`tiap.cases.labels`).
 - Every write commits before the call returns, unless it runs inside
   :meth:`Workspace.transaction`, which commits once at the end.
+- Cases record the bundle version they are of; a case or label of a retired
+  version is kept and left out of every read below, and a stale subset's cases
+  are not read (:mod:`tiap.cases.versions`).
 - Concurrent runs coordinate through it: judge pairs are leased before they
   are called, spending is one ledger (:mod:`tiap.cases.leases`), and provider
   batches are recorded before they are sent (:mod:`tiap.cases.batches`).
@@ -63,14 +66,21 @@ class Workspace(BatchStore, LeaseStore, LabelStore):
 
     # ---------------------------------------------------------------------- cases
 
-    def add_cases(self, cases: Iterable[Case]) -> tuple[int, int]:
-        """Insert cases not yet present; returns (added, already present)."""
+    def add_cases(
+        self, cases: Iterable[Case], *, bundle_fingerprint: str | None = None
+    ) -> tuple[int, int]:
+        """Insert cases not yet present (of version ``bundle_fingerprint``, if given);
+        returns (added, already present). Storing a bundle's cases goes through
+        :meth:`store_version`, which also finds stale ones."""
         added = existing = 0
         created = now_iso()
         sql = CASES.insert_sql("INSERT OR IGNORE")
         with self.transaction():
             for c in cases:
-                cur = self._conn.execute(sql, CASES.values(c, created_at=created))
+                values = CASES.values(
+                    c, created_at=created, bundle_fingerprint=bundle_fingerprint, retired_at=None
+                )
+                cur = self._conn.execute(sql, values)
                 if cur.rowcount:
                     added += 1
                 else:
@@ -78,9 +88,18 @@ class Workspace(BatchStore, LeaseStore, LabelStore):
         return added, existing
 
     def case(self, case_id: str) -> Case:
-        row = self._one(f"SELECT {self._case_select()} FROM cases WHERE case_id = ?", (case_id,))
+        """A live case by id (a retired one is an error saying so)."""
+        marked = ", retired_at" if self._versioned else ""
+        row = self._one(
+            f"SELECT {self._case_select()}{marked} FROM cases WHERE case_id = ?", (case_id,)
+        )
         if row is None:
             raise TiapError(f"{self.path}: no case '{case_id}'")
+        if marked and row["retired_at"] is not None:
+            raise TiapError(
+                f"{self.path}: case '{case_id}' was retired on {row['retired_at']} (its bundle "
+                "version was replaced; it is kept, out of every figure)"
+            )
         return CASES.load(row)
 
     def cases(
@@ -90,13 +109,13 @@ class Workspace(BatchStore, LeaseStore, LabelStore):
         runs: Sequence[str] | None = None,
         kind: CaseKind | None = None,
     ) -> list[Case]:
-        """Cases in a stable order: a subset's own order, else by kind, run and query
-        index; ``runs`` and ``kind`` filter."""
-        where, args = "", list(runs or [])
+        """Live cases in a stable order: a subset's own order, else by kind, run and
+        query index; ``runs`` and ``kind`` filter. A stale subset is an error."""
+        where, args = self._live("c"), list(runs or [])
         if runs is not None:
             if not args:
                 return []
-            where = f" AND c.run IN ({marks(len(args))})"
+            where += f" AND c.run IN ({marks(len(args))})"
         if kind is not None:
             if not self._has_kinds:
                 return [] if kind != CONTESTED else self.cases(subset=subset, runs=runs)
@@ -104,6 +123,7 @@ class Workspace(BatchStore, LeaseStore, LabelStore):
             args.append(kind)
         if subset is not None:
             self._require_subset(subset)
+            self._require_fresh_subset(subset)
             rows = self._all(
                 f"SELECT {self._case_select('c')} FROM subset_cases s JOIN cases c USING (case_id) "
                 f"WHERE s.subset = ?{where} ORDER BY s.position",
@@ -114,9 +134,13 @@ class Workspace(BatchStore, LeaseStore, LabelStore):
             rows = self._all(f"{select} WHERE 1{where}{self._case_order}", args)
         return CASES.load_all(rows)
 
-    def case_ids(self, *, subset: str | None = None) -> list[str]:
+    def case_ids(self, *, subset: str | None = None, include_stale: bool = False) -> list[str]:
+        """Live case ids (a subset's, in its order; a stale subset is an error unless
+        ``include_stale``, which lists what it holds)."""
         if subset is not None:
             self._require_subset(subset)
+            if not include_stale:
+                self._require_fresh_subset(subset)
             return [
                 r[0]
                 for r in self._all(
@@ -124,24 +148,27 @@ class Workspace(BatchStore, LeaseStore, LabelStore):
                     (subset,),
                 )
             ]
-        return [r[0] for r in self._all("SELECT case_id FROM cases" + self._case_order)]
+        return [
+            r[0]
+            for r in self._all(f"SELECT case_id FROM cases WHERE 1{self._live()}{self._case_order}")
+        ]
 
     def count_cases(self, kind: CaseKind | None = None) -> int:
-        """Every case, or the cases of one kind."""
+        """Every live case, or the live cases of one kind."""
         if kind is None or not self._has_kinds:
             if kind not in (None, CONTESTED):
                 return 0
-            row = self._one("SELECT COUNT(*) FROM cases")
+            row = self._one(f"SELECT COUNT(*) FROM cases WHERE 1{self._live()}")
         else:
-            row = self._one("SELECT COUNT(*) FROM cases WHERE kind = ?", (kind,))
+            row = self._one(f"SELECT COUNT(*) FROM cases WHERE kind = ?{self._live()}", (kind,))
         return int(row[0]) if row is not None else 0
 
     def case_kinds(
         self, *, subset: str | None = None, case_ids: Iterable[str] | None = None
     ) -> dict[str, int]:
-        """How many cases of each kind (kind -> count, sorted by kind): in a subset,
-        among some case ids, or in the whole workspace. A workspace read before its
-        cases had kinds (read-only, not migrated) holds contested credits only."""
+        """How many live cases of each kind (kind -> count, sorted by kind): in a
+        subset, among some case ids, or in the whole workspace. A workspace read before
+        its cases had kinds (read-only, not migrated) holds contested credits only."""
         if not self._has_kinds:
             n = (
                 len(self.case_ids(subset=subset))
@@ -150,31 +177,29 @@ class Workspace(BatchStore, LeaseStore, LabelStore):
             )
             return {CONTESTED: n} if n else {}
         counts: dict[str, int] = {}
+        live = self._live()
         if case_ids is not None:
             wanted = sorted(set(case_ids))
             for chunk in chunks(wanted):
                 for kind, n in self._all(
-                    f"SELECT kind, COUNT(*) FROM cases WHERE case_id IN ({marks(len(chunk))}) "
-                    "GROUP BY kind",
+                    f"SELECT kind, COUNT(*) FROM cases WHERE case_id IN ({marks(len(chunk))})"
+                    f"{live} GROUP BY kind",
                     chunk,
                 ):
                     counts[kind] = counts.get(kind, 0) + int(n)
         elif subset is not None:
             self._require_subset(subset)
+            self._require_fresh_subset(subset)
             rows = self._all(
                 "SELECT c.kind, COUNT(*) FROM subset_cases s JOIN cases c USING (case_id) "
-                "WHERE s.subset = ? GROUP BY c.kind",
+                f"WHERE s.subset = ?{self._live('c')} GROUP BY c.kind",
                 (subset,),
             )
             counts = {str(k): int(n) for k, n in rows}
         else:
-            rows = self._all("SELECT kind, COUNT(*) FROM cases GROUP BY kind")
+            rows = self._all(f"SELECT kind, COUNT(*) FROM cases WHERE 1{live} GROUP BY kind")
             counts = {str(k): int(n) for k, n in rows}
         return dict(sorted(counts.items()))
-
-    @cached_property
-    def _case_table_columns(self) -> frozenset[str]:
-        return frozenset(str(r[1]) for r in self._all("PRAGMA table_info(cases)"))
 
     @cached_property
     def _has_kinds(self) -> bool:
@@ -206,17 +231,24 @@ class Workspace(BatchStore, LeaseStore, LabelStore):
         params: dict[str, Any] | None = None,
         replace: bool = False,
     ) -> None:
-        """Store a named subset (ordered) with its overlap members."""
+        """Store a named subset (ordered) with its overlap members, recording the
+        bundle version its cases are of (a stale subset drawn again is current)."""
         overlap_set = set(overlap)
         unknown = overlap_set - set(case_ids)
         if unknown:
             raise TiapError(f"overlap cases not in subset '{name}': {sorted(unknown)[:3]}")
-        record = SubsetRecord(name=name, params=params or {}, created_at=now_iso())
         members = [
             SubsetMember(subset=name, case_id=cid, position=i, overlap=cid in overlap_set)
             for i, cid in enumerate(case_ids)
         ]
         with self.transaction():
+            versions = self.case_fingerprints(case_ids)
+            record = SubsetRecord(
+                name=name,
+                params=params or {},
+                created_at=now_iso(),
+                bundle_fingerprint=next(iter(versions)) if len(versions) == 1 else None,
+            )
             if self._one("SELECT 1 FROM subsets WHERE name = ?", (name,)) is not None:
                 if not replace:
                     raise TiapError(
@@ -234,7 +266,8 @@ class Workspace(BatchStore, LeaseStore, LabelStore):
 
     def subset(self, name: str) -> SubsetRecord:
         """A subset's row: name, parameters (``kind``, n, seed, ...), time."""
-        row = self._one(f"SELECT {SUBSETS.select()} FROM subsets WHERE name = ?", (name,))
+        columns = SUBSETS.select(present=self._subset_table_columns)
+        row = self._one(f"SELECT {columns} FROM subsets WHERE name = ?", (name,))
         if row is None:
             self._require_subset(name)
         return SUBSETS.load(row)  # type: ignore[arg-type]
@@ -242,8 +275,10 @@ class Workspace(BatchStore, LeaseStore, LabelStore):
     def subset_params(self, name: str) -> dict[str, Any]:
         return self.subset(name).params
 
-    def overlap_ids(self, name: str) -> list[str]:
+    def overlap_ids(self, name: str, *, include_stale: bool = False) -> list[str]:
         self._require_subset(name)
+        if not include_stale:
+            self._require_fresh_subset(name)
         return [
             r[0]
             for r in self._all(

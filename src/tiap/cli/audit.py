@@ -119,6 +119,13 @@ def register(app: typer.Typer) -> None:
         force: bool = typer.Option(
             False, "--force", help="Judge every case even if the gate failed (recorded)."
         ),
+        replace_stale: bool = typer.Option(
+            False,
+            "--replace-stale",
+            help="When the bundle (or source) now gives another version of the cases than "
+            "the workspace holds: retire the stale cases and their labels (kept, left out of "
+            "every figure) and go on with the new version.",
+        ),
         per_dataset: int = typer.Option(
             100, "--per-dataset", help="--mode qrels: annotated pairs drawn per dataset."
         ),
@@ -187,6 +194,7 @@ def register(app: typer.Typer) -> None:
                 min_valid=min_valid,
                 max_cost=max_cost,
                 force=force,
+                replace_stale=replace_stale,
                 progress=not no_progress,
                 per_dataset=per_dataset,
                 negatives=negatives,

@@ -1,5 +1,5 @@
 """`tiap cases` sub-commands: extract, from-qrels, sample, list, show, subsets,
-rename-rater."""
+versions, rename-rater."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from tiap.cases.from_qrels import QrelsImportReport
     from tiap.cases.models import Case, LabelRecord
     from tiap.cases.sample import SampleResult
+    from tiap.cases.versions import VersionChange
     from tiap.cases.vocab import CaseKind
 
 app = typer.Typer(
@@ -26,6 +27,10 @@ app = typer.Typer(
 )
 
 DB_HELP = "Workspace file (SQLite)."
+REPLACE_STALE_HELP = (
+    "When the workspace holds cases of an earlier version of the input: retire the stale "
+    "ones and their labels (kept, left out of every figure) and store this version's."
+)
 KIND_HELP = "Only cases of this kind: contested (credits) or qrels (annotated pairs)."
 
 
@@ -102,6 +107,28 @@ def _print_extract_report(report: ExtractReport, db: Path) -> None:
         "so it cannot be contested"
     )
     echo(f"{report.added} new cases in {db} ({report.already_present} already there)")
+    if report.version is not None:
+        _print_version(report.version)
+
+
+def _print_version(change: VersionChange) -> None:
+    from tiap.cases.fingerprint import short
+
+    fp = short(change.fingerprint)
+    if change.status == "moved":
+        echo(
+            f"bundle version {short(change.previous)} -> {fp}: {change.retired} stale cases "
+            f"retired with {change.retired_labels} labels (kept, out of every figure; "
+            f"{change.replaced} stored again with their new content), {change.carried} "
+            "unchanged"
+        )
+    elif change.status == "adopted":
+        echo(f"bundle version {fp} (the cases an earlier tiap extracted are its own)")
+    else:
+        echo(f"bundle version {fp}")
+    if change.stale_subsets:
+        names = ", ".join(f"'{n}'" for n in change.stale_subsets)
+        echo(f"stale subsets (draw them again with tiap cases sample --replace): {names}")
 
 
 def _print_sample_result(result: SampleResult) -> None:
@@ -239,6 +266,8 @@ def _print_qrels_report(report: QrelsImportReport, db: Path) -> None:
         f"subset '{report.subset}' ({report.subset_status}): {report.cases} pairs; "
         f"{report.added} new cases in {db} ({report.already_present} already there)"
     )
+    if report.version is not None:
+        _print_version(report.version)
 
 
 @app.command("extract")
@@ -249,9 +278,13 @@ def extract(
     runs: list[str] | None = typer.Option(
         None, "--runs", help="Only these runs (repeat or comma-separate)."
     ),
+    replace_stale: bool = typer.Option(False, "--replace-stale", help=REPLACE_STALE_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the counts as JSON."),
 ) -> None:
-    """Find contested credits (Raw misses in the top k, Source and Canonical credited)."""
+    """Find contested credits (Raw misses in the top k, Source and Canonical credited).
+    The cases record the bundle version they are of (a fingerprint of what defines
+    them); a bundle that gives another version than the workspace holds is an error
+    unless --replace-stale."""
     from tiap.cases.extract import extract_cases
     from tiap.cases.workspace import Workspace
     from tiap.limits import check_k
@@ -263,7 +296,7 @@ def extract(
     for warning in b.warnings:
         echo(f"tiap: warning: {warning}", err=True)
     with Workspace(db) as ws:
-        report = extract_cases(b, ws, k=k, runs=_runs(runs))
+        report = extract_cases(b, ws, k=k, runs=_runs(runs), replace_stale=replace_stale)
     if as_json:
         _echo_json(report.model_dump(mode="json"))
         return
@@ -296,6 +329,7 @@ def from_qrels(
     ),
     name: str = typer.Option("qrels", "--name", help="Name of the subset of drawn pairs."),
     replace: bool = typer.Option(False, "--replace", help="Replace a subset of that name."),
+    replace_stale: bool = typer.Option(False, "--replace-stale", help=REPLACE_STALE_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the counts as JSON."),
 ) -> None:
     """Annotated (query, document) pairs as cases of kind qrels, for auditing relevance
@@ -317,6 +351,7 @@ def from_qrels(
             run=run,
             subset=name,
             replace=replace,
+            replace_stale=replace_stale,
         )
     if as_json:
         _echo_json(report.model_dump(mode="json"))
@@ -434,15 +469,20 @@ def subsets(
     from tiap.cases.workspace import Workspace
 
     with Workspace.open_readonly(db) as ws:
-        rows: list[dict[str, Any]] = [
-            {
-                "name": name,
-                "size": len(ws.case_ids(subset=name)),
-                "overlap": len(ws.overlap_ids(name)),
-                "params": ws.subset_params(name),
-            }
-            for name in ws.subsets()
-        ]
+        stale = set(ws.stale_subsets())
+        rows: list[dict[str, Any]] = []
+        for name in ws.subsets():
+            record = ws.subset(name)
+            rows.append(
+                {
+                    "name": name,
+                    "size": len(ws.case_ids(subset=name, include_stale=True)),
+                    "overlap": len(ws.overlap_ids(name, include_stale=True)),
+                    "params": record.params,
+                    "bundle_version": record.bundle_fingerprint,
+                    "stale": name in stale,
+                }
+            )
     if as_json:
         _echo_json(rows)
         return
@@ -451,10 +491,56 @@ def subsets(
     for row in rows:
         p = row["params"]
         runs = ",".join(p.get("from_runs") or []) or "all runs"
+        stale_note = "; stale: draw it again" if row["stale"] else ""
         echo(
             f"{row['name']}: {row['size']} cases, {row['overlap']} in overlap "
-            f"(kind={p.get('kind', '?')}, seed={p.get('seed', '?')}, from {runs})"
+            f"(kind={p.get('kind', '?')}, seed={p.get('seed', '?')}, from {runs}"
+            f"{stale_note})"
         )
+
+
+@app.command("versions")
+def versions(
+    db: Path = typer.Option(..., "--db", help=DB_HELP),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """List the bundle versions the workspace's cases have been of (current and
+    retired), and how many retired case versions it keeps."""
+    from tiap.cases.fingerprint import short
+    from tiap.cases.workspace import Workspace
+
+    with Workspace.open_readonly(db) as ws:
+        records = ws.bundle_versions()
+        retired: dict[str, int] = {}
+        for v in ws.retired_case_versions():
+            key = v.bundle_fingerprint or ""
+            retired[key] = retired.get(key, 0) + 1
+    if as_json:
+        _echo_json(
+            {
+                "versions": [r.model_dump(mode="json") for r in records],
+                "retired_cases": retired,
+            }
+        )
+        return
+    if not records:
+        echo("no bundle version recorded (extract the cases with this tiap to record one)")
+    rows = [
+        [
+            r.scope,
+            short(r.fingerprint),
+            str(r.cases),
+            r.created_at,
+            r.retired_at or "current",
+            str(retired.get(r.fingerprint, 0)),
+        ]
+        for r in records
+    ]
+    if rows:
+        header = ["scope", "version", "cases", "recorded", "retired", "retired cases kept"]
+        echo(_table(header, rows, right={2, 5}))
+    if retired.get(""):
+        echo(f"{retired['']} retired cases were of no recorded version (an earlier tiap's)")
 
 
 @app.command("rename-rater")

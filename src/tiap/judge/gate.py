@@ -14,7 +14,10 @@ with exactly the request settings the plan would send now among those its labels
 came from (:func:`tiap.judge.request.settings_hash`: model, api_base,
 temperature, max_tokens, response format, seed, params). This is the rule a
 (case, judge) pair is judged by, so editing a panel's settings asks for the
-validation subset to be judged and reported again. A panel renamed since, with
+validation subset to be judged and reported again. And it holds for the cases it
+saw: the gate's subset must not be stale, and its cases must be of the bundle
+version the gate recorded (:mod:`tiap.cases.versions`), so a gate passed before
+the workspace moved to a new version of the bundle does not hold. A panel renamed since, with
 the same judges, models and settings, is the panel the gate saw. A gate event
 recorded by an earlier tiap does not say which settings the labels came from:
 it does not satisfy the settings check (the agreement report is free to re-run).
@@ -148,6 +151,38 @@ def differences(event: GateEvent, judges: Mapping[str, JudgeIdentity]) -> list[s
     return out
 
 
+def version_difference(ws: Workspace, event: GateEvent) -> str | None:
+    """How the gate's subset differs from the cases the gate saw: stale, or of
+    another bundle version; ``None``: the same version."""
+    from tiap.cases.fingerprint import short
+
+    if event.subset not in ws.subsets():
+        return None  # a gate on a subset since removed: as before, judged by its record
+    if ws.subset_is_stale(event.subset):
+        return (
+            f"subset {event.subset} is stale (its cases' bundle version was replaced "
+            "since the gate): draw it again"
+        )
+    now = list(dict.fromkeys(ws.case_versions_of(ws.case_ids(subset=event.subset)).values()))
+    current = now[0] if len(now) == 1 else None
+    if len(now) == 1 and event.bundle_fingerprint == current:
+        return None
+    if len(now) > 1:
+        shown = ", ".join(short(v) for v in now)
+        are = f"are of {len(now)} bundle versions ({shown})"
+    else:
+        are = f"are of version {short(current)}"
+    if event.bundle_fingerprint is None:
+        return (
+            "the gate's record does not say which bundle version its cases were of "
+            f"(recorded by an earlier tiap); the subset's cases {are}"
+        )
+    return (
+        f"the gate saw cases of bundle version {short(event.bundle_fingerprint)}, and "
+        f"subset {event.subset}'s cases {are}"
+    )
+
+
 # ----------------------------------------------------------------------- lookup
 
 
@@ -222,6 +257,16 @@ def check_scale_gate(
     where = f"panel {event.panel} and rubric {event.rubric_id or '?'} ({rubric})"
     when = f"subset {event.subset}, report of {event.created_at}"
     changed = differences(event, judges) if judges is not None else []
+    moved = version_difference(ws, event) if event.passed else None
+    if moved is not None:
+        return GateCheck(
+            passed=False,
+            message=(
+                f"the scale gate passed for {where} ({when}) but not for the cases as they "
+                f"are now: {moved}; {_what_to_run(ws, panel)}"
+            ),
+            event=event,
+        )
     if event.passed and changed:
         return GateCheck(
             passed=False,
