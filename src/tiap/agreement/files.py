@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from tiap.agreement.table import CaseMeta, LabelEntry, LabelTable, RaterInfo, sort_raters
 from tiap.cases.vocab import RaterKind
+from tiap.cells import restore
 from tiap.errors import InputError
 from tiap.io import describe_validation_error, parse_json_line, read_text_input, text_lines
 from tiap.rubric import Rubric
@@ -170,7 +171,8 @@ def _iter_csv(path: Path, text: str, delimiter: str) -> Iterator[tuple[int, Labe
                 raise InputError(path, f"more fields than the header's {len(header)}", line)
             if any(v is None for v in row.values()):
                 raise InputError(path, f"fewer fields than the header's {len(header)}", line)
-            yield line, _validate(path, line, row)
+            # a cell an export wrote with a leading quote (a formula start) is read back
+            yield line, _validate(path, line, {k: restore(v) for k, v in row.items()})
 
 
 def iter_label_rows(path: str | Path) -> Iterator[tuple[int, LabelFileRow]]:
