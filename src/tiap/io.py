@@ -336,3 +336,38 @@ def write_json(path: str | Path, obj: object) -> None:
     p.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
     p.write_text(text + "\n", encoding="utf-8", newline="\n")
+
+
+def _resolved(path: str | Path) -> Path:
+    try:
+        return Path(path).resolve()
+    except (OSError, RuntimeError) as exc:  # a loop of symbolic links
+        raise TiapError(f"{path}: cannot resolve the path ({exc})") from None
+
+
+def check_apart(
+    out: str | Path, inputs: Iterable[tuple[str, str | Path | None]], *, option: str = "--out"
+) -> None:
+    """Refuse an output path that is an input, holds one or lies inside one (paths
+    resolved, symbolic links followed), with or without ``--force``: writing there
+    would replace, delete or add to what is being read. ``inputs`` are ``(what,
+    path)`` pairs (``("bundle", "b/")``); a ``None`` path is skipped, and so is one
+    that does not exist (a built-in name such as a panel's)."""
+    target = _resolved(out)
+    for what, path in inputs:
+        if path is None or not os.path.lexists(path):
+            continue
+        given = _resolved(path)
+        if target == given:
+            problem = f"is the {what} {path}"
+        elif given in target.parents:
+            problem = f"lies inside the {what} {path}"
+        elif target in given.parents:
+            problem = f"holds the {what} {path}"
+        else:
+            continue
+        named = f"{option} {out}" if option else str(out)
+        raise TiapError(
+            f"{named}: {problem}; write somewhere apart from the inputs "
+            "(--force does not change this)"
+        )

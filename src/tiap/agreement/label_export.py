@@ -42,6 +42,7 @@ from tiap.cases.models import Case, LabelRecord
 from tiap.cases.vocab import RaterKind
 from tiap.cells import line
 from tiap.errors import TiapError
+from tiap.io import check_apart
 
 if TYPE_CHECKING:
     from tiap.cases.workspace import Workspace
@@ -138,6 +139,7 @@ def export_labels(
     module doc. ``rater_kind`` keeps only judges' or only people's labels."""
     out = Path(path)
     fmt = file_format(out)
+    check_apart(out, [("workspace", ws.path)])  # the file is replaced by a rename
     cases = ws.cases(subset=subset)
     if not cases:
         where = f"subset '{subset}'" if subset else "the workspace"

@@ -50,8 +50,10 @@ def export(
     export gives the figures of the report on the workspace."""
     from tiap.agreement.label_export import export_labels
     from tiap.cases.workspace import Workspace
+    from tiap.io import check_apart
 
     kind = _kind(rater_kind)
+    check_apart(out, [("workspace", db)])  # before the workspace is opened
     with Workspace.open_readonly(db) as ws:
         summary = export_labels(ws, out, subset=subset, rater_kind=kind, latest=latest)  # type: ignore[arg-type]
     what = "current labels" if latest else "label rows (every row)"

@@ -126,6 +126,7 @@ def register(app: typer.Typer) -> None:
         bundles (or a directory of bundles): each bundle's files in its own subdirectory of
         --out, and suite.json, suite.md and suite.html (Mean(Dataset), Mean(Type)) in --out.
         """
+        from tiap.io import check_apart
         from tiap.limits import MAX_RESCORE_RESAMPLES, check_resamples, check_seed
         from tiap.rescore.api import rescore_bundle, write_outputs
         from tiap.rescore.metrics import parse_measure, parse_measures
@@ -138,6 +139,7 @@ def register(app: typer.Typer) -> None:
         check_seed("--seed", seed)
         if primary is not None:
             parse_measure(primary)
+        check_apart(out, [("bundle", b) for b in bundles])
         options: dict[str, Any] = {
             "ks": k,
             "metrics": metrics,

@@ -38,6 +38,7 @@ from pydantic import BaseModel, Field
 
 from tiap.cells import neutral
 from tiap.errors import TiapError
+from tiap.io import check_apart
 from tiap.traces.bundle import Bundle
 from tiap.traces.lmeb import scene_of
 from tiap.traces.models import Query
@@ -146,6 +147,7 @@ def export_lmeb(
 ) -> ExportSummary:
     """Write ``bundle`` as an LMEB/BEIR task directory ``out``."""
     root = Path(out)
+    check_apart(out, [("bundle", bundle.root)], option="")  # --force would clear the bundle
     for sid in bundle.sources:
         _check_tsv_id(sid, "source")
     for q in bundle.queries:
