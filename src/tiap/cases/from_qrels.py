@@ -328,23 +328,18 @@ def _params(report: QrelsImportReport) -> dict[str, Any]:
     }
 
 
-def from_qrels(
+def draw_qrels(
     source: str | Path | QrelsSource,
-    workspace: Workspace,
     *,
     per_dataset: int = DEFAULT_PER_DATASET,
     seed: int = DEFAULT_SEED,
     negatives: int = 0,
     run: str | None = None,
     subset: str = DEFAULT_SUBSET,
-    replace: bool = False,
-) -> QrelsImportReport:
-    """Draw qrels pairs from ``source`` (a path or a read source), add the new cases to
-    ``workspace`` and store them as the subset ``subset`` (kind ``qrels-sample``).
-
-    A subset of that name holding the same pairs drawn with the same parameters is
-    left as it is (``subset_status`` ``unchanged``); one that differs is an error
-    unless ``replace``."""
+) -> tuple[list[Case], QrelsImportReport]:
+    """The pairs :func:`from_qrels` stores, drawn and checked without a workspace (a
+    bad option, an unreadable run or no pair at all is an error here, before a
+    workspace is opened or created)."""
     if not subset.strip():
         raise TiapError("the subset needs a name (--name)")
     src = source if isinstance(source, QrelsSource) else read_source(source)
@@ -353,6 +348,19 @@ def from_qrels(
     )
     if not cases:
         raise TiapError(f"{src.path}: no qrels pair to draw (every qrels file is empty)")
+    return cases, report
+
+
+def store_qrels(
+    workspace: Workspace,
+    cases: list[Case],
+    report: QrelsImportReport,
+    *,
+    replace: bool = False,
+) -> QrelsImportReport:
+    """Add drawn pairs (:func:`draw_qrels`) to ``workspace`` as the subset the report
+    names; see :func:`from_qrels`."""
+    subset = report.subset
     params = _params(report)
     ids = [c.case_id for c in cases]
     with workspace.transaction():
@@ -379,3 +387,32 @@ def from_qrels(
         )
         workspace.record_event(EVENT, report.model_dump(mode="json"))
     return report
+
+
+def from_qrels(
+    source: str | Path | QrelsSource,
+    workspace: Workspace,
+    *,
+    per_dataset: int = DEFAULT_PER_DATASET,
+    seed: int = DEFAULT_SEED,
+    negatives: int = 0,
+    run: str | None = None,
+    subset: str = DEFAULT_SUBSET,
+    replace: bool = False,
+) -> QrelsImportReport:
+    """Draw qrels pairs from ``source`` (a path or a read source), add the new cases to
+    ``workspace`` and store them as the subset ``subset`` (kind ``qrels-sample``).
+
+    A subset of that name holding the same pairs drawn with the same parameters is
+    left as it is (``subset_status`` ``unchanged``); one that differs is an error
+    unless ``replace``. To create a workspace only for valid input, draw first
+    (:func:`draw_qrels`), then open it and :func:`store_qrels`."""
+    cases, report = draw_qrels(
+        source,
+        per_dataset=per_dataset,
+        seed=seed,
+        negatives=negatives,
+        run=run,
+        subset=subset,
+    )
+    return store_qrels(workspace, cases, report, replace=replace)
