@@ -53,8 +53,12 @@ def test_build_lmeb_never_writes_into_its_task(
     before = snapshot(tmp_path)
     args = ["traces", "build", "lmeb", str(task), "--out", str(out), "-r", "none", "-q"]
     code, _, err = run_cli(args + (["--force"] if force else []), capsys)
-    problem = {"same": "is the input", "inside": "lies inside the input", "holds": "holds the input",
-               "link": "is the input"}[where]  # fmt: skip
+    problem = {
+        "same": "is the input",
+        "inside": "lies inside the input",
+        "holds": "holds the input",
+        "link": "is the input",
+    }[where]
     refused(code, err, f"--out {out}: {problem} {task}")
     assert snapshot(tmp_path) == before
     # the task is still readable, and a bundle apart from it is built
