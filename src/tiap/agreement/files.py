@@ -265,7 +265,10 @@ def labels_from_file(path: str | Path, rubric: Rubric | None = None) -> LabelTab
     return LabelTable(
         source="file",
         path=str(read.path),
-        cases=[CaseMeta(case_id=cid, **meta) for cid, meta in read.cases.items()],
+        cases=[
+            CaseMeta(case_id=cid, dataset=m["dataset"], run=m["run"], category=m["category"])
+            for cid, m in read.cases.items()
+        ],
         raters=sort_raters(sources[n].info(n, k) for n, k in read.kinds.items()),
         labels=[
             LabelEntry(case_id=row.case_id, rater=row.rater, label=row.label)
