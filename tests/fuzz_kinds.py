@@ -1,8 +1,10 @@
 """The kinds of input the fuzz test feeds to tiap, each with its malformed variants.
 
 A :class:`Kind` writes a valid input (a bundle, a TREC run in a bundle, an LMEB/BEIR
-task directory, labels files, a rubric, a panel) and names the command that reads
-it; its variants (:mod:`fuzz_support`) break one file each.
+task directory, labels files — read by a report and imported into a workspace —, a
+rubric, a panel, a memory system's exports with their mapping) and names the
+command that reads it; its variants (:mod:`fuzz_support`, :mod:`fuzz_import_kinds`)
+break one file each.
 """
 
 from __future__ import annotations
@@ -12,6 +14,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from fuzz_import_kinds import (
+    conflicting_csv_variants,
+    conflicting_jsonl_variants,
+    history_variant,
+    import_args,
+    keyed_export_variants,
+    labels_import_args,
+    mapping_variants,
+    write_import,
+    write_labels_for_import,
+)
 from fuzz_support import (
     BOM,
     BUNDLE_TOML,
@@ -480,13 +493,33 @@ PANEL_RANGES = [
 
 
 def _kinds() -> list[Kind]:
+    conflicts = conflicting_csv_variants()
     return [
         Kind("bundle", lambda r: write_bundle(r), rescore_args, bundle_variants()),
         Kind("bundle-toml", lambda r: write_bundle(r), rescore_args, bundle_toml_variants()),
         Kind("trec", lambda r: write_bundle(r, trec=True), rescore_args, trec_variants()),
         Kind("qrels", write_lmeb, lmeb_args, qrels_variants()),
-        Kind("labels-csv", write_labels, agreement_args("labels.csv"), csv_variants()),
-        Kind("labels-jsonl", write_labels, agreement_args("labels.jsonl"), labels_jsonl_variants()),
+        Kind(
+            "labels-csv",
+            write_labels,
+            agreement_args("labels.csv"),
+            [*csv_variants(), *conflicts, history_variant(2)],
+        ),
+        Kind(
+            "labels-jsonl",
+            write_labels,
+            agreement_args("labels.jsonl"),
+            [*labels_jsonl_variants(), *conflicting_jsonl_variants()],
+        ),
+        # labels imported into a workspace: read and checked as the report reads them
+        Kind(
+            "labels-import",
+            write_labels_for_import,
+            labels_import_args,
+            [*csv_variants(), *conflicts, history_variant(0)],
+        ),
+        Kind("mapping", write_import, import_args, mapping_variants()),
+        Kind("keyed-export", write_import, import_args, keyed_export_variants()),
         Kind(
             "rubric", write_rubric, agreement_args("labels.csv", "rubric.toml"), rubric_variants()
         ),

@@ -231,6 +231,36 @@ def write_labels(root: Path) -> None:
     (root / "labels.jsonl").write_bytes(jsonl(LABELS))
 
 
+def workspace_with_cases(path: Path, case_ids: Sequence[str]) -> Path:
+    """A workspace holding contested cases with these ids (and nothing else)."""
+    from tiap.cases.models import Case, EvidenceItem, rank_bucket
+    from tiap.cases.workspace import Workspace
+
+    cases = [
+        Case(
+            case_id=cid,
+            dataset="fuzz",
+            run="r",
+            store="st",
+            query_id=f"q{i}",
+            query_index=i,
+            question="Where?",
+            answer="Oslo",
+            evidence=[EvidenceItem(source_id="s1", text="Bob moved to Oslo.")],
+            memory_id=f"m{i}",
+            memory_text="Bob lives in Oslo.",
+            memory_source_ids=["s1"],
+            rank=1,
+            rank_bucket=rank_bucket(1),
+            k=3,
+        )
+        for i, cid in enumerate(case_ids)
+    ]
+    with Workspace(path) as ws:
+        ws.add_cases(cases)
+    return path
+
+
 # ------------------------------------------------------------------ JSON Lines files
 
 

@@ -1,8 +1,10 @@
 """Every input tiap reads, malformed on purpose: one line, exit 2, nothing changed.
 
 For each kind of input — the files of a trace bundle, TREC runs, LMEB/BEIR task
-directories (qrels), labels files (CSV and JSON Lines), rubric and panel TOML files,
-and the numbers given as options — the variants of ``fuzz_support`` (truncation,
+directories (qrels), labels files (CSV and JSON Lines, read by a report and imported
+into a workspace, conflicting rows among them), rubric and panel TOML files, mapping
+files (their source-id templates) and keyed search exports (repeated keys) of
+``traces import``, and the numbers given as options — the variants of ``fuzz_support`` (truncation,
 wrong types, missing keys, extra nesting, huge numbers, NaN and infinities, negative
 numbers, invalid UTF-8, control characters, duplicate ids, empty files, directories
 and symbolic links where files are expected) are run through the real command line,

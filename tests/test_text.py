@@ -159,3 +159,35 @@ def test_html_is_escaped_and_inert() -> None:
     assert out == "&lt;b a=&quot;1&quot; b=&#x27;2&#x27;&gt;&amp;␛[31m\\u202e&lt;/b&gt;"
     assert inert_html("\"'", quote=False) == "\"'"
     assert UNSAFE.search(out) is None
+
+
+def test_the_inert_console_shows_every_text_inert_and_keeps_its_own_styles() -> None:
+    import io
+
+    from rich.progress import BarColumn, Progress, TextColumn
+    from rich.table import Table
+    from rich.text import Text
+
+    from tiap.text import inert_console
+
+    out = io.StringIO()
+    console = inert_console(file=out, force_terminal=True, color_system="standard", width=100)
+    table = Table(title="t\x1b]0;T\x07")
+    table.add_column("name", style="bold")
+    table.add_row("r\x1b[2J\u202e [red]x[/red]")
+    console.print(table)
+    console.print(Text("built raw \x1b]0;PWNED\x07 \u2066"))  # bypasses the string path
+    console.print("plain [bold]markup[/bold] \x9b31m", style="green")
+    with Progress(TextColumn("{task.description}"), BarColumn(), console=console) as bars:
+        bars.add_task("judge \x1b]0;J\x07", total=2)
+    text = out.getvalue()
+    # only Rich's own SGR sequences remain: ESC [ digits;... m
+    rest = re.sub(r"\x1b\[[0-9;]*m", "", text)
+    rest = re.sub(r"\x1b\[\?25[lh]|\r|\x1b\[2K|\x1b\[1A", "", rest)  # the bar's cursor controls
+    assert UNSAFE.search(rest) is None, repr(rest)
+    assert "r␛[2J\\u202e [red]x[/red]" in rest  # laid out inert, markup as text
+    assert "t␛]0;T␇" in rest
+    assert "built raw ␛]0;PWNED \\u2066" in rest  # (Rich's Text drops the BEL itself)
+    assert "plain [bold]markup[/bold] \\x9b31m" in rest
+    assert "judge ␛]0;" in rest  # a description laid out raw: shown inert (and cut)
+    assert "\x1b[1m" in text  # the column's bold style is still drawn

@@ -88,17 +88,95 @@ def text_lines(text: str) -> Iterator[tuple[int, str]]:
         yield lineno, line.removesuffix("\r")
 
 
-def parse_json_line(raw: str, path: str | Path, line: int | None) -> Any:
-    """One JSON value read from ``path`` at ``line``: malformed JSON, nesting deeper
-    than the parser allows, or NaN/Infinity (not JSON) are an :class:`InputError`."""
+class RepeatedKey(ValueError):
+    """A JSON object names one key twice (raised while decoding)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+    def problem(self) -> str:
+        shown = self.key if len(self.key) <= 80 else self.key[:79] + "…"
+        return f"key '{shown}' appears twice in one object (a repeated key would hide a value)"
+
+
+def unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """The ``object_pairs_hook`` of every JSON reader: an object as a dict, or
+    :class:`RepeatedKey` when a key repeats (a dict would keep only its last value)."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise RepeatedKey(key)
+            seen.add(key)
+    return obj
+
+
+#: the JSON value's strings and the structural characters around them
+_JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:]')
+
+
+def repeated_key_offset(text: str, start: int = 0) -> int | None:
+    """Where, in the JSON value that starts at ``start`` of ``text``, an object first
+    names a key again (the offset of that key), or None. Used to place a
+    :class:`RepeatedKey` once the decoder has raised it (the text is valid JSON up to
+    there)."""
+    objects: list[set[str] | None] = []  # per open bracket: its keys (None: a list)
+    last: tuple[str, int] | None = None  # the string token just before, and its offset
+    for m in _JSON_TOKENS.finditer(text, start):
+        token = m.group()
+        if token == ":" and last is not None and objects and objects[-1] is not None:
+            key, at = last
+            if key in objects[-1]:
+                return at
+            objects[-1].add(key)
+        elif token in "{[":
+            objects.append(set() if token == "{" else None)
+        elif token in "}]":
+            if objects:
+                objects.pop()
+            if not objects:
+                return None
+        last = (json.loads(token), m.start()) if token[0] == '"' else None
+    return None
+
+
+def json_decoder(*, finite: bool = False) -> json.JSONDecoder:
+    """A decoder that refuses repeated keys (:class:`RepeatedKey`); with ``finite``
+    also NaN, Infinity (not JSON) and numbers beyond a float's range."""
+    return _FINITE if finite else _PLAIN
+
+
+def load_json(text: str, path: str | Path, *, line: int | None = None, finite: bool = False) -> Any:
+    """One JSON value read from ``path``: a whole document, or (``line``) one line of
+    a JSON Lines file. Malformed JSON, nesting deeper than the parser allows and an
+    object that names a key twice are an :class:`InputError` naming the file and
+    the line; with ``finite`` so are NaN, Infinity and numbers like ``1e999``."""
     try:
-        return json.loads(raw, parse_constant=_no_constant, parse_float=_finite_float)
+        return json_decoder(finite=finite).decode(text)
     except json.JSONDecodeError as exc:
-        raise InputError(Path(path), f"malformed JSON ({exc.msg})", line) from None
+        at = line if line is not None else exc.lineno
+        raise InputError(Path(path), f"malformed JSON ({exc.msg})", at) from None
     except RecursionError:
         raise InputError(Path(path), "malformed JSON (nested too deeply)", line) from None
+    except RepeatedKey as exc:
+        raise InputError(Path(path), exc.problem(), line or line_at(text, exc)) from None
     except _NotJson as exc:
         raise InputError(Path(path), str(exc), line) from None
+
+
+def line_at(text: str, exc: RepeatedKey, start: int = 0, first_line: int = 1) -> int | None:
+    """The line of ``text`` (``first_line`` at ``start``) where ``exc``'s key repeats."""
+    at = repeated_key_offset(text, start)
+    return None if at is None else first_line + text.count("\n", start, at)
+
+
+def parse_json_line(raw: str, path: str | Path, line: int | None) -> Any:
+    """One JSON value read from ``path`` at ``line``: malformed JSON, nesting deeper
+    than the parser allows, a repeated key, or NaN/Infinity (not JSON) are an
+    :class:`InputError`."""
+    return load_json(raw, path, line=line, finite=True)
 
 
 class _NotJson(ValueError):
@@ -114,6 +192,12 @@ def _finite_float(text: str) -> float:
     if not math.isfinite(value):
         raise _NotJson(f"number {text[:40]} is out of range (not a finite number)")
     return value
+
+
+_PLAIN = json.JSONDecoder(object_pairs_hook=unique_object)
+_FINITE = json.JSONDecoder(
+    object_pairs_hook=unique_object, parse_constant=_no_constant, parse_float=_finite_float
+)
 
 
 def describe_validation_error(exc: ValidationError) -> str:
@@ -200,7 +284,9 @@ def load_builtin_or_file(
 
 def iter_jsonl(path: str | Path, model: type[M]) -> Iterator[tuple[int, M]]:
     """Yield ``(line_number, record)`` for each non-blank line of ``path`` (a byte
-    order mark at its start is dropped)."""
+    order mark at its start is dropped). A line that is not UTF-8, not JSON, not an
+    object, names a key twice or does not fit ``model`` is an :class:`InputError`
+    naming the file and the line."""
     p = Path(path)
     with open_input(p) as fh:
         for lineno, raw in enumerate(fh, start=1):
@@ -209,22 +295,16 @@ def iter_jsonl(path: str | Path, model: type[M]) -> Iterator[tuple[int, M]]:
             if not raw.strip():
                 continue
             try:
-                yield lineno, model.model_validate_json(raw)
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                raise InputError(p, f"not UTF-8 text ({err.reason})", lineno) from None
+            data = load_json(text, p, line=lineno)
+            if not isinstance(data, dict):
+                raise InputError(p, "expected a JSON object on each line", lineno)
+            try:
+                yield lineno, model.model_validate(data)
             except ValidationError as exc:
-                raise InputError(p, _jsonl_problem(raw, exc), lineno) from None
-
-
-def _jsonl_problem(raw: bytes, exc: ValidationError) -> str:
-    """What is wrong with one line of a JSON Lines file."""
-    invalid_json = exc.errors()[0].get("type") == "json_invalid"
-    if invalid_json:
-        try:
-            raw.decode("utf-8")
-        except UnicodeDecodeError as err:
-            return f"not UTF-8 text ({err.reason})"
-    if raw.lstrip()[:1] != b"{" and not invalid_json:
-        return "expected a JSON object on each line"
-    return describe_validation_error(exc)
+                raise InputError(p, describe_validation_error(exc), lineno) from None
 
 
 def read_jsonl(path: str | Path, model: type[M]) -> list[M]:
@@ -256,3 +336,38 @@ def write_json(path: str | Path, obj: object) -> None:
     p.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False)
     p.write_text(text + "\n", encoding="utf-8", newline="\n")
+
+
+def _resolved(path: str | Path) -> Path:
+    try:
+        return Path(path).resolve()
+    except (OSError, RuntimeError) as exc:  # a loop of symbolic links
+        raise TiapError(f"{path}: cannot resolve the path ({exc})") from None
+
+
+def check_apart(
+    out: str | Path, inputs: Iterable[tuple[str, str | Path | None]], *, option: str = "--out"
+) -> None:
+    """Refuse an output path that is an input, holds one or lies inside one (paths
+    resolved, symbolic links followed), with or without ``--force``: writing there
+    would replace, delete or add to what is being read. ``inputs`` are ``(what,
+    path)`` pairs (``("bundle", "b/")``); a ``None`` path is skipped, and so is one
+    that does not exist (a built-in name such as a panel's)."""
+    target = _resolved(out)
+    for what, path in inputs:
+        if path is None or not os.path.lexists(path):
+            continue
+        given = _resolved(path)
+        if target == given:
+            problem = f"is the {what} {path}"
+        elif given in target.parents:
+            problem = f"lies inside the {what} {path}"
+        elif target in given.parents:
+            problem = f"holds the {what} {path}"
+        else:
+            continue
+        named = f"{option} {out}" if option else str(out)
+        raise TiapError(
+            f"{named}: {problem}; write somewhere apart from the inputs "
+            "(--force does not change this)"
+        )

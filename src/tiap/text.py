@@ -24,16 +24,19 @@ object). What is stored (the workspace, ``report.json``, ``--json`` output) keep
 the original text: only what is shown is made inert.
 
 :func:`inert_md` adds Markdown escaping (table cells and inline text) and
-:func:`inert_html` HTML escaping on top. This module is a leaf: every package of
-tiap may import it.
+:func:`inert_html` HTML escaping on top. :func:`inert_console` is a Rich console
+that shows everything it prints inert (tables, progress bars). This module is a
+leaf: every package of tiap may import it.
 """
 
 from __future__ import annotations
 
 import html
 import re
+from functools import cache
+from typing import Any
 
-__all__ = ["inert", "inert_html", "inert_md"]
+__all__ = ["inert", "inert_console", "inert_html", "inert_md"]
 
 _BIDI = (*range(0x202A, 0x202F), *range(0x2066, 0x206A))
 
@@ -103,3 +106,35 @@ def inert_html(text: object, *, quote: bool = True) -> str:
     """``text`` made :func:`inert` and HTML-escaped (``quote``: also ``"`` and ``'``),
     for element text and attribute values."""
     return html.escape(inert(text), quote=quote)
+
+
+def inert_console(**options: Any) -> Any:
+    """A Rich ``Console`` (``options`` as for ``rich.console.Console``) that shows
+    every text it prints :func:`inert`: strings are made inert before they are laid
+    out, and read as plain text (no markup, highlighting or emoji codes), and the
+    text of every segment it writes is made inert again (so a ``Text`` built from
+    data elsewhere, a progress bar's description, cannot pass raw). Rich's own
+    styles and cursor controls are kept. Rich is imported on the first call."""
+    settings = {"markup": False, "highlight": False, "emoji": False, **options}
+    return _inert_console_class()(**settings)
+
+
+@cache
+def _inert_console_class() -> Any:
+    from rich.console import Console
+    from rich.segment import Segment
+
+    class InertConsole(Console):
+        def render_str(self, text: str, **kwargs: Any) -> Any:
+            kwargs.update(markup=False, highlight=False, emoji=False)
+            return super().render_str(inert(text), **kwargs)
+
+        def render(self, renderable: Any, options: Any = None) -> Any:
+            for segment in super().render(renderable, options):
+                if segment.control or not segment.text:
+                    yield segment
+                    continue
+                text = inert(segment.text)
+                yield segment if text is segment.text else Segment(text, segment.style)
+
+    return InertConsole

@@ -291,6 +291,62 @@ def test_import_errors_name_the_line_and_write_nothing(
         assert "'yesterday' is not an ISO 8601 time" in err
 
 
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl"])
+def test_import_refuses_conflicting_rows_as_the_report_does(
+    target: Path, tmp_path: Path, capsys, suffix: str
+) -> None:
+    """Two labels by one rater for one case in one file: which is meant? Both readers
+    refuse the file, naming both lines (the import used to keep the last one)."""
+    rows = [
+        {"case_id": "case-0000", "rater": "dan", "label": S},
+        {"case_id": "case-0001", "rater": "dan", "label": P},
+        {"case_id": "case-0000", "rater": "dan", "label": D},
+    ]
+    path = tmp_path / f"people{suffix}"
+    if suffix == ".csv":
+        _write(path, rows)
+    else:
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    problem = (
+        f"{path}:4: second label for case 'case-0000' by rater 'dan' (first at line 2); "
+        "keep one row per case and rater"
+    )
+    if suffix == ".jsonl":  # no header line
+        problem = problem.replace(":4:", ":3:").replace("at line 2", "at line 1")
+    before = target.read_bytes()
+    assert _import(path, target) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"tiap: error: {problem} (or give every row of the pair its created_at")
+    assert err.count("\n") == 1
+    assert _labels(target, "dan") == []
+    assert target.read_bytes() == before
+    assert run(["agreement", "report", "--labels", path, "--out", tmp_path / "r"]) == 2
+    assert capsys.readouterr().err == f"tiap: error: {problem}\n"
+
+
+def test_import_takes_a_history_only_when_every_row_gives_its_time(
+    target: Path, tmp_path: Path, capsys
+) -> None:
+    t1, t2 = "2025-01-01T10:00:00+00:00", "2025-01-02T10:00:00+00:00"
+    rows = [
+        {"case_id": "case-0000", "rater": "dan", "label": S, "created_at": t1},
+        {"case_id": "case-0000", "rater": "dan", "label": D, "created_at": t2},
+    ]
+    assert _import(_write(tmp_path / "history.csv", rows), target) == 0
+    assert [(r.label, r.created_at) for r in _labels(target, "dan")] == [(S, t1), (D, t2)]
+    # a row without its time among them: the current label, or a step of the history?
+    rows.append({"case_id": "case-0000", "rater": "dan", "label": P, "created_at": ""})
+    path = _write(tmp_path / "mixed.csv", rows)
+    assert _import(path, target) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:4: second label for case 'case-0000' by rater 'dan' (first at line 2)" in err
+    assert len(_labels(target, "dan")) == 2
+    # a history is not a table of current labels: the report refuses it
+    assert run(["agreement", "report", "--labels", tmp_path / "history.csv", "--out",
+                tmp_path / "r"]) == 2  # fmt: skip
+    assert "history.csv:3: second label for case 'case-0000'" in capsys.readouterr().err
+
+
 def test_import_needs_an_existing_workspace(tmp_path: Path, capsys) -> None:
     path = _write(tmp_path / "l.csv", [{"case_id": "c", "rater": "a", "label": S}])
     assert _import(path, tmp_path / "none.sqlite") == 2

@@ -93,8 +93,8 @@ def test_text_stays_inert_and_helpers() -> None:
         clock.now += 1
         advance(1)
     assert "\x1b" not in out.getvalue()
-    assert "reading ?[31mred?[0m: 1/2" in out.getvalue()
-    assert plain("a\tb\x07") == "a?b?"
+    assert "reading ␛[31mred␛[0m: 1/2" in out.getvalue()  # the placeholders of tiap.text
+    assert plain("a\tb\x07") == "a b␇"  # inert, on one line
     assert [duration(s) for s in (0.4, 59, 61, 3600 + 125)] == ["0s", "59s", "1m01s", "1h02m"]
 
 

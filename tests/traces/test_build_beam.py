@@ -346,6 +346,13 @@ def test_missing_and_malformed_files(tmp_path: Path) -> None:
     (root / "1" / "probing_questions.json").write_text("{}", encoding="utf-8")
     with pytest.raises(InputError, match=r"chat.json:2: malformed JSON"):
         load_beam(root)
+    # a question category given twice: the first one's questions would be lost
+    (root / "1" / "chat.json").write_text("[]", encoding="utf-8")
+    (root / "1" / "probing_questions.json").write_text(
+        '{"summarization": [],\n "summarization": []}', encoding="utf-8"
+    )
+    with pytest.raises(InputError, match=r"probing_questions.json:2: key 'summarization' appears "):
+        load_beam(root)
 
 
 def test_flatten_ids() -> None:

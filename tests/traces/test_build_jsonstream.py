@@ -12,6 +12,7 @@ import tiap.traces.jsonstream as js
 from tiap.errors import InputError
 from tiap.traces.jsonstream import StreamInfo, iter_json_list
 
+REPEATED = "key '{}' appears twice in one object (a repeated key would hide a value)"
 VALUES = [{"a": 1, "b": "é" * 40}, [1, 2, 3], 12345678901234567890, "x", None, 1.5e-3, {}]
 
 
@@ -52,6 +53,10 @@ def test_empty_list(tmp_path: Path) -> None:
         ('[{"a": 1},', "malformed JSON (unexpected end of file inside the list)", 1),
         ('[{"a": 1}', "malformed JSON (expected ',' or ']', found end of file)", 1),
         ('[{"a": 1}]\n[2]', "malformed JSON (extra data after the top-level list)", 2),
+        # a repeated key: a dict would keep its last value and hide the first
+        ('[\n{"a": 1},\n{"b": {"c": 1,\n "c": 2}}\n]', REPEATED.format("c"), 4),
+        ('[{"a": 1, "a": 1}]', REPEATED.format("a"), 1),
+        ('[\n{"k": [{"x": 1}, {"x": 2}],\n\n "\\u006b": 3}]', REPEATED.format("k"), 4),
     ],
 )
 def test_malformed_input_names_file_and_line(
@@ -62,6 +67,18 @@ def test_malformed_input_names_file_and_line(
     with pytest.raises(InputError) as err:
         list(iter_json_list(path))
     assert str(err.value) == f"{path}:{line}: {problem}"
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 1 << 20])
+def test_a_repeated_key_is_found_at_any_chunk_size(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
+    monkeypatch.setattr(js, "_CHUNK", chunk)
+    path = tmp_path / "x.json"
+    path.write_text('[{"a": "x"},\n {"a": "y",\n  "b": 1, "a": "z"}]')
+    with pytest.raises(InputError) as err:
+        list(iter_json_list(path))
+    assert str(err.value) == f"{path}:3: " + REPEATED.format("a")
 
 
 def test_missing_file(tmp_path: Path) -> None:

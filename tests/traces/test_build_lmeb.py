@@ -111,11 +111,13 @@ def test_cli_build_with_candidates_and_an_attached_trec_run(
 
 
 def test_without_candidates_the_pool_is_the_whole_corpus(tmp_path: Path) -> None:
-    _jsonl(tmp_path / "queries.jsonl", QUERIES[:1])
-    _jsonl(tmp_path / "corpus.jsonl", CORPUS)
-    (tmp_path / "qrels.tsv").write_text("conv_26_q1\tc26_1\t1\n")
-    out = tmp_path / "b"
-    _run(["traces", "build", "lmeb", str(tmp_path), "--out", str(out), "-q"])
+    task = tmp_path / "task"
+    task.mkdir()
+    _jsonl(task / "queries.jsonl", QUERIES[:1])
+    _jsonl(task / "corpus.jsonl", CORPUS)
+    (task / "qrels.tsv").write_text("conv_26_q1\tc26_1\t1\n")
+    out = tmp_path / "b"  # apart from the task (a bundle inside it is refused)
+    _run(["traces", "build", "lmeb", str(task), "--out", str(out), "-q"])
     ranking = read_bundle(out).rankings("bm25-raw")["conv_26_q1"]
     assert ranking[0] == "c26_1"
     assert "c26_3" in ranking

@@ -149,6 +149,22 @@ def test_get_path() -> None:
         ("[memories]\nsource_id_template = 'x'\n", r"must contain \{value\}"),
         ("[memories]\nsource_id_template = '{conversation}:{value}'\n", r"set 'conversation'"),
         ("[memories]\nsource_ids = 'a..b'\n", r"not a dotted path"),
+        # templates take plain fields only: a format spec could crash or allocate without end
+        *(
+            (f"[memories]\nsource_id_template = '{t}'\n", rf"memories.source_id_template': {m}")
+            for t, m in [
+                ("{value:d}", r"\{value:d\}: a field takes no format spec or conversion"),
+                ("{value:>999999999}", r"\{value:>999999999\}: a field takes no format spec"),
+                ("{value!r}", r"\{value!r\}: a field takes no format spec or conversion"),
+                ("{value:{conversation}}", r"\{value:\{conversation\}\}: a field takes no"),
+                ("x{}{value}", r"unknown field\(s\) \{\}"),
+                ("{0}{value}", r"unknown field\(s\) 0"),
+                ("{value[0]}", r"unknown field\(s\) value\[0\]"),
+                ("{value.__class__}", r"unknown field\(s\) value.__class__"),
+                ("{value", r"expected '\}' before end of string"),
+                ("{value}}", r"Single '\}' encountered"),
+            ]
+        ),
         ("[search]\nlayout = 'rows'\n", r"search.layout"),
     ],
 )
@@ -449,3 +465,96 @@ def test_cli_import_without_mapping(locomo_file: Path, tmp_path: Path, capsys) -
               "--memories", f"mem0={mem}"])  # fmt: skip
     assert exit_info.value.code == 2
     assert "store 'mem0' has no mapping" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ repeated keys
+
+REPEATED = "appears twice in one object (a repeated key would hide a value)"
+
+
+def test_a_keyed_export_with_a_repeated_query_is_refused_like_the_records_layout(
+    ds: DatasetTraces, tmp_path: Path
+) -> None:
+    mem = _write(tmp_path / "memories.json", MEM0_MEMORIES)
+    keyed = tmp_path / "search.json"
+    keyed.write_text(
+        '{\n"conv-1:q0": {"results": [{"id": "m1"}]},\n'
+        '"conv-1:q1": {"results": [{"id": "m2"}]},\n'
+        '"conv-1:q0": {"results": [{"id": "m3"}]}\n}\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(InputError) as err:
+        import_bundle(ds, [_system("s", mem, "mem0", s=keyed)])
+    assert str(err.value) == f"{keyed}:4: key 'conv-1:q0' {REPEATED}"
+    # the same data as records is refused too (the query is listed twice)
+    records = _jsonl(
+        tmp_path / "search.jsonl",
+        [
+            {"query_id": "conv-1:q0", "results": [{"id": "m1"}]},
+            {"query_id": "conv-1:q0", "results": [{"id": "m3"}]},
+        ],
+    )
+    with pytest.raises(InputError, match=r"search.jsonl:2: query 'conv-1:q0' listed twice"):
+        import_bundle(ds, [_system("s", mem, "mem0", s=records)])
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "line", "key"),
+    [
+        # a memory whose text or links are given twice: which one is meant?
+        ("m.json", '[{"id": "a", "memory": "x",\n  "memory": "y"}]', 2, "memory"),
+        ("m.json", '{"results": [{"id": "a", "memory": "x", "metadata":\n'
+         '{"source_ids": ["conv-1:D1:1"], "source_ids": []}}]}', 2, "source_ids"),
+        ("m.json", '{"results": [],\n\n"results": [{"id": "a", "memory": "x"}]}', 3, "results"),
+        # JSON Lines: the line of the object
+        ("m.jsonl", '{"id": "a", "memory": "x"}\n{"id": "b", "id": "c", "memory": "y"}\n', 2,
+         "id"),
+    ],
+)  # fmt: skip
+def test_a_memories_export_with_a_repeated_key_is_refused(
+    ds: DatasetTraces, tmp_path: Path, name: str, text: str, line: int, key: str
+) -> None:
+    mem = tmp_path / name
+    mem.write_text(text, encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        import_bundle(ds, [_system("s", mem, "mem0")])
+    assert str(err.value) == f"{mem}:{line}: key '{key}' {REPEATED}"
+
+
+def test_a_source_id_template_fills_plain_fields_only(ds: DatasetTraces, tmp_path: Path) -> None:
+    mapping = tmp_path / "braces.toml"
+    mapping.write_text(
+        "[memories]\nrecords = 'results'\ntext = 'memory'\nsource_ids = 'turn'\n"
+        "source_id_template = 'conv-1:{value}'\n",
+        encoding="utf-8",
+    )
+    mem = _write(tmp_path / "m.json", {"results": [{"id": "a", "memory": "x", "turn": "D1:1"}]})
+    result = import_bundle(ds, [_system("s", mem, load_mapping(str(mapping)))])
+    assert result.bundle.stores["s"][0].source_ids == ["conv-1:D1:1"]
+    # a literal brace is written doubled; it stays literal (no such source here)
+    mapping.write_text(
+        mapping.read_text().replace("'conv-1:{value}'", "'{{conv-1}}:{value}'"), encoding="utf-8"
+    )
+    result = import_bundle(ds, [_system("s", mem, load_mapping(str(mapping)))])
+    assert _issues(result.report, "import_link_unresolved") == [("s:a", "{conv-1}:D1:1")]
+
+
+def test_cli_refuses_a_format_spec_in_a_template_in_one_line(
+    locomo_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    mapping = tmp_path / "spec.toml"
+    mapping.write_text("[memories]\nsource_id_template = '{value:d}'\n", encoding="utf-8")
+    mem = _write(tmp_path / "m.json", MEM0_MEMORIES)
+    out = tmp_path / "bundle"
+    with pytest.raises(SystemExit) as exit_info:
+        main([
+            "traces", "import", "locomo", str(locomo_file), "--out", str(out), "-q",
+            "--memories", f"s={mem}", "--mapping", str(mapping),
+        ])  # fmt: skip
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"tiap: error: {mapping}: invalid mapping: field 'memories.source_id_template': "
+        "{value:d}: a field takes no format spec or conversion (write {value})\n"
+    )
+    assert not out.exists()

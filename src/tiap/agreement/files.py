@@ -8,12 +8,16 @@ Each row is ``case_id, rater, label`` with optional ``rater_kind`` (``judge`` or
 on an exported file is the report on the workspace. Other columns are ignored.
 An empty (or JSON ``null``) label is an invalid label: an abstention.
 
-Policy for bad input (every error names the file and line):
+Policy for bad input (every error names the file and line), the same for
+``agreement report --labels`` and ``tiap labels import`` (one reader,
+:func:`read_label_rows`):
 
 - a missing required column or field, a row with too many or too few fields,
   an unknown ``rater_kind``: error;
 - two rows for the same (case, rater): error naming both lines (a file is a
-  table of current labels, not a log; keep only the row you mean);
+  table of current labels, not a log; keep only the row you mean). Only
+  ``import`` reads a history, where every row of the pair gives its
+  ``created_at`` (an ``--all`` export);
 - a rater given two different kinds, or a case given two different datasets,
   runs or categories: error;
 - with a rubric, a label that is not one of the rubric's labels: error.
@@ -32,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from tiap.agreement.table import CaseMeta, LabelEntry, LabelTable, RaterInfo, sort_raters
 from tiap.cases.vocab import RaterKind
+from tiap.cells import restore
 from tiap.errors import InputError
 from tiap.io import describe_validation_error, parse_json_line, read_text_input, text_lines
 from tiap.rubric import Rubric
@@ -166,7 +171,8 @@ def _iter_csv(path: Path, text: str, delimiter: str) -> Iterator[tuple[int, Labe
                 raise InputError(path, f"more fields than the header's {len(header)}", line)
             if any(v is None for v in row.values()):
                 raise InputError(path, f"fewer fields than the header's {len(header)}", line)
-            yield line, _validate(path, line, row)
+            # a cell an export wrote with a leading quote (a formula start) is read back
+            yield line, _validate(path, line, {k: restore(v) for k, v in row.items()})
 
 
 def iter_label_rows(path: str | Path) -> Iterator[tuple[int, LabelFileRow]]:
@@ -181,26 +187,44 @@ def iter_label_rows(path: str | Path) -> Iterator[tuple[int, LabelFileRow]]:
         yield from _iter_csv(p, text, "\t" if fmt == "tsv" else ",")
 
 
-def labels_from_file(path: str | Path, rubric: Rubric | None = None) -> LabelTable:
-    """A label table from a CSV, TSV or JSONL file (format from the suffix, else
-    sniffed). With ``rubric``, labels outside it are errors with their line."""
+class LabelRows(BaseModel):
+    """A labels file's rows (with their line numbers), checked as one table: the
+    raters' kinds and the cases' dataset, run and category it gives."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    path: Path
+    rows: list[tuple[int, LabelFileRow]]
+    #: rater -> the kind its rows give (None: none given)
+    kinds: dict[str, RaterKind | None]
+    #: case id -> dataset, run and category (None: not given)
+    cases: dict[str, dict[str, str | None]]
+
+
+def read_label_rows(
+    path: str | Path, *, rubric: Rubric | None = None, history: bool = False
+) -> LabelRows:
+    """Every row of a labels file, checked as a table (see the module doc): what
+    ``agreement report --labels`` and ``tiap labels import`` both read.
+
+    A second row for one (case, rater) is an error naming both lines, unless
+    ``history`` and every row for the pair gives its time (``created_at``): a history
+    (an ``--all`` export), whose rows ``import`` applies in file order. With
+    ``rubric``, a label outside it is an error naming its line."""
     p = Path(path)
     allowed = set(rubric.label_names) if rubric is not None else None
-    cases: dict[str, dict[str, Any]] = {}
-    kinds: dict[str, tuple[str | None, int]] = {}
-    sources: dict[str, _Sources] = {}
-    seen: dict[tuple[str, str], int] = {}
-    entries: list[LabelEntry] = []
+    cases: dict[str, dict[str, tuple[str | None, int]]] = {}
+    kinds: dict[str, tuple[RaterKind | None, int]] = {}
+    seen: dict[tuple[str, str], tuple[int, bool]] = {}
+    rows: list[tuple[int, LabelFileRow]] = []
     for line, row in iter_label_rows(p):
         key = (row.case_id, row.rater)
-        if key in seen:
-            raise InputError(
-                p,
-                f"second label for case '{row.case_id}' by rater '{row.rater}' "
-                f"(first at line {seen[key]}); keep one row per case and rater",
-                line,
-            )
-        seen[key] = line
+        timed = row.created_at is not None
+        first = seen.get(key)  # (line, whether it gives its time)
+        if first is None:
+            seen[key] = (line, timed)
+        elif not (history and timed and first[1]):
+            raise InputError(p, _second_row(row, first[0], history), line)
         if allowed is not None and row.label is not None and row.label not in allowed:
             raise InputError(
                 p,
@@ -210,8 +234,43 @@ def labels_from_file(path: str | Path, rubric: Rubric | None = None) -> LabelTab
             )
         _merge_kind(p, line, kinds, row)
         _merge_case(p, line, cases, row)
+        rows.append((line, row))
+    if not rows:
+        raise InputError(p, "no label rows")
+    return LabelRows(
+        path=p,
+        rows=rows,
+        kinds={name: kind for name, (kind, _) in kinds.items()},
+        cases={cid: {k: v for k, (v, _) in meta.items()} for cid, meta in cases.items()},
+    )
+
+
+def _second_row(row: LabelFileRow, first: int, history: bool) -> str:
+    what = (
+        f"second label for case '{row.case_id}' by rater '{row.rater}' (first at line {first}); "
+        "keep one row per case and rater"
+    )
+    if history:
+        what += " (or give every row of the pair its created_at time: a history)"
+    return what
+
+
+def labels_from_file(path: str | Path, rubric: Rubric | None = None) -> LabelTable:
+    """A label table from a CSV, TSV or JSONL file (format from the suffix, else
+    sniffed). With ``rubric``, labels outside it are errors with their line."""
+    read = read_label_rows(path, rubric=rubric)
+    sources: dict[str, _Sources] = {}
+    for _, row in read.rows:
         sources.setdefault(row.rater, _Sources()).add(row)
-        entries.append(
+    return LabelTable(
+        source="file",
+        path=str(read.path),
+        cases=[
+            CaseMeta(case_id=cid, dataset=m["dataset"], run=m["run"], category=m["category"])
+            for cid, m in read.cases.items()
+        ],
+        raters=sort_raters(sources[n].info(n, k) for n, k in read.kinds.items()),
+        labels=[
             LabelEntry(
                 case_id=row.case_id,
                 rater=row.rater,
@@ -219,18 +278,8 @@ def labels_from_file(path: str | Path, rubric: Rubric | None = None) -> LabelTab
                 rubric_id=row.rubric_id,
                 rubric_hash=row.rubric_hash,
             )
-        )
-    if not entries:
-        raise InputError(p, "no label rows")
-    return LabelTable(
-        source="file",
-        path=str(p),
-        cases=[CaseMeta(case_id=cid, **{k: d[k][0] for k in _META}) for cid, d in cases.items()],
-        raters=sort_raters(
-            sources[n].info(n, k)  # type: ignore[arg-type]
-            for n, (k, _) in kinds.items()
-        ),
-        labels=entries,
+            for _, row in read.rows
+        ],
     )
 
 
@@ -265,7 +314,7 @@ class _Sources:
 
 
 def _merge_kind(
-    path: Path, line: int, kinds: dict[str, tuple[str | None, int]], row: LabelFileRow
+    path: Path, line: int, kinds: dict[str, tuple[RaterKind | None, int]], row: LabelFileRow
 ) -> None:
     known = kinds.get(row.rater)
     if known is None or (known[0] is None and row.rater_kind is not None):
@@ -278,7 +327,9 @@ def _merge_kind(
         )
 
 
-def _merge_case(path: Path, line: int, cases: dict[str, dict[str, Any]], row: LabelFileRow) -> None:
+def _merge_case(
+    path: Path, line: int, cases: dict[str, dict[str, tuple[str | None, int]]], row: LabelFileRow
+) -> None:
     meta = cases.setdefault(row.case_id, dict.fromkeys(_META, (None, line)))
     for key in _META:
         value = getattr(row, key)

@@ -16,13 +16,17 @@ note, origin, time).
   history, withdrawals included): an archive that ``tiap labels import`` reads
   back, not a table of current labels.
 
+In CSV and TSV a cell that a spreadsheet would run as a formula (a rater name or a
+note beginning with ``=``, ``+``, ``-``, ``@``, ...) is written with a leading single
+quote (:mod:`tiap.cells`); the readers of labels files remove it again. JSON Lines
+keep the text exactly.
+
 The workspace is only read (open it with ``Workspace.open_readonly``). The same
 workspace gives the same bytes.
 """
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import os
@@ -36,7 +40,9 @@ from pydantic import BaseModel, ConfigDict
 from tiap.agreement.files import COLUMNS
 from tiap.cases.models import Case, LabelRecord
 from tiap.cases.vocab import RaterKind
+from tiap.cells import line
 from tiap.errors import TiapError
+from tiap.io import check_apart
 
 if TYPE_CHECKING:
     from tiap.cases.workspace import Workspace
@@ -100,10 +106,10 @@ def _text(fmt: str, rows: Iterable[dict[str, Any]]) -> str:
         for row in rows:
             buf.write(json.dumps(row, ensure_ascii=False) + "\n")
         return buf.getvalue()
-    writer = csv.writer(buf, delimiter="\t" if fmt == "tsv" else ",", lineterminator="\n")
-    writer.writerow(COLUMNS)
-    for row in rows:
-        writer.writerow("" if row[c] is None else row[c] for c in COLUMNS)
+    delimiter = "\t" if fmt == "tsv" else ","
+    buf.write(line(COLUMNS, delimiter))
+    for row in rows:  # text a spreadsheet would run as a formula gets a leading quote
+        buf.write(line(("" if row[c] is None else str(row[c]) for c in COLUMNS), delimiter))
     return buf.getvalue()
 
 
@@ -133,6 +139,7 @@ def export_labels(
     module doc. ``rater_kind`` keeps only judges' or only people's labels."""
     out = Path(path)
     fmt = file_format(out)
+    check_apart(out, [("workspace", ws.path)])  # the file is replaced by a rename
     cases = ws.cases(subset=subset)
     if not cases:
         where = f"subset '{subset}'" if subset else "the workspace"

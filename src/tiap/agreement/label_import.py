@@ -6,10 +6,15 @@
 stated rater kind, in file order, in one transaction.
 
 Every row is checked before anything is written; an error names the file and
-the line: a case id the workspace does not have, a label that is not one of
-the rubric's, a row whose ``rater_kind`` is not the stated kind, a rater name
-the workspace uses for the other kind (one namespace: a name is a judge or a
-human, never both), a row made under another rubric.
+the line. The file is read and checked as ``agreement report --labels`` reads it
+(:func:`tiap.agreement.files.read_label_rows`): two rows for one case and rater
+are an error naming both lines — unless every row of the pair gives its time
+(``created_at``), a history such as an ``--all`` export — and so are a rater
+given two kinds and a case given two datasets. Then against the workspace: a
+case id the workspace does not have, a label that is not one of the rubric's, a
+row whose ``rater_kind`` is not the stated kind, a rater name the workspace uses
+for the other kind (one namespace: a name is a judge or a human, never both), a
+row made under another rubric.
 
 A row is added unless it is there already, so importing the same file again
 adds nothing, and a changed label is a new row (the latest row wins):
@@ -41,7 +46,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
-from tiap.agreement.files import LabelFileRow, iter_label_rows
+from tiap.agreement.files import LabelFileRow, read_label_rows
 from tiap.cases.models import LabelRecord
 from tiap.cases.vocab import RETRACTED, RaterKind
 from tiap.errors import InputError, TiapError
@@ -184,9 +189,7 @@ def import_labels(
     """Append the file's labels to the workspace as ``rater_kind`` labels; see the
     module doc for the checks and for which rows are added."""
     p = Path(path)
-    rows = list(iter_label_rows(p))
-    if not rows:
-        raise InputError(p, "no label rows")
+    rows = read_label_rows(p, history=True).rows  # the checks of 'agreement report --labels'
     rub = _rubric(p, rows, rubric)
     _check(ws, p, rows, rater_kind, rub)
     digest = _sha256(p)[:16]

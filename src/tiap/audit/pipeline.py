@@ -61,6 +61,7 @@ from tiap.audit.settings import (
 from tiap.audit.state import AuditState, read_state, write_state
 from tiap.audit.steps import StepName, StepRecord, StepRun, StepStatus, step_title, utc_now
 from tiap.errors import TiapError
+from tiap.io import check_apart
 from tiap.text import inert
 
 if TYPE_CHECKING:
@@ -389,25 +390,35 @@ async def run_audit_async(
             "--reference names the human reference, and --no-humans leaves human labels "
             "out: use one of them"
         )
+    check_apart(
+        s.out,
+        [("bundle" if s.mode != "qrels" else "source", s.bundle), ("panel", s.panel),
+         ("rubric", s.rubric), ("run", s.run)],
+    )  # fmt: skip
     started = utc_now()
-    try:
-        s.out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:  # e.g. --out names a file
-        raise TiapError(f"{s.out}: cannot create the output directory ({exc.strerror})") from None
+    # every input is read and checked before anything is created (--out, the workspace)
     panel = load_panel(s.panel)
     rubric = load_rubric(s.rubric_name)
     rubric.require_case_kind(s.mode)
     judges = [j.name for j in panel.judges]
-    state, warning = read_state(s.out)
-    if warning:
-        say(f"warning: {warning}")
-    audit = _Audit(s, say, state.for_context(s.context_key()), reporter)
     if s.mode == "qrels":
         source = read_source(s.bundle)
         dataset = ", ".join(t.dataset for t in source.tasks)
     else:
         bundle = read_bundle(s.bundle)
         dataset = bundle.config.dataset
+        if not s.workspace.exists():  # a new workspace only for cases to judge
+            _require_contested(bundle, s)
+    audit = _Audit(s, say, AuditState(), reporter)
+    drawn = audit.draw(source) if s.mode == "qrels" else None
+    try:
+        s.out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # e.g. --out names a file
+        raise TiapError(f"{s.out}: cannot create the output directory ({exc.strerror})") from None
+    state, warning = read_state(s.out)
+    if warning:
+        say(f"warning: {warning}")
+    audit.state = state.for_context(s.context_key())
     context = AuditContext(
         bundle=str(s.bundle),
         dataset=dataset,
@@ -441,7 +452,7 @@ async def run_audit_async(
     if s.mode == "qrels":
         await asyncio.sleep(0)  # a point where Ctrl-C (cancellation) takes effect
         with Workspace(s.workspace) as ws:
-            audit.qrels_cases(ws, source)
+            audit.qrels_cases(ws, drawn)  # type: ignore[arg-type]
             status = await _validate_and_scale(
                 audit, ws, panel, rubric, judges, reports, s.qrels_subset
             )
@@ -452,6 +463,19 @@ async def run_audit_async(
             audit.extract(bundle, ws)
             status = await _validate_and_scale(audit, ws, panel, rubric, judges, reports, None)
     return finish(*status)
+
+
+def _require_contested(bundle: Bundle, s: AuditSettings) -> None:
+    """A bundle without a contested credit leaves nothing to judge: an error before
+    any file is created."""
+    from tiap.cases.extract import find_contested
+
+    _, found = find_contested(bundle, k=s.k)
+    if not found.contested:
+        raise TiapError(
+            f"no contested credits in {s.bundle} at k={found.k}: nothing to judge "
+            "(see 'tiap rescore' for its figures)"
+        )
 
 
 async def _validate_and_scale(

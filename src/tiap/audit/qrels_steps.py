@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     from tiap.audit.settings import AuditSettings
     from tiap.audit.state import AuditState
     from tiap.cases import Workspace
+    from tiap.cases.from_qrels import QrelsImportReport
+    from tiap.cases.models import Case
     from tiap.cases.qrels_source import QrelsSource
 
 
@@ -34,23 +36,29 @@ class QrelsSteps:
     def found_done(self, name: StepName, why: str) -> None:
         raise NotImplementedError
 
-    def qrels_cases(self, ws: Workspace, source: QrelsSource) -> None:
-        """Draw the pairs (idempotent: the same source and settings draw the same
-        pairs, which are then found already drawn)."""
-        from tiap.cases.from_qrels import from_qrels
+    def draw(self, source: QrelsSource) -> tuple[list[Case], QrelsImportReport]:
+        """The pairs the audit stores (drawn before the workspace is opened, so bad
+        input creates none)."""
+        from tiap.cases.from_qrels import draw_qrels
+
+        s = self.s
+        return draw_qrels(
+            source,
+            per_dataset=s.per_dataset,
+            seed=s.seed,
+            negatives=s.negatives,
+            run=s.run,
+            subset=s.qrels_subset,
+        )
+
+    def qrels_cases(self, ws: Workspace, drawn: tuple[list[Case], QrelsImportReport]) -> None:
+        """Store the drawn pairs (idempotent: the same source and settings draw the
+        same pairs, which are then found already drawn)."""
+        from tiap.cases.from_qrels import store_qrels
 
         s = self.s
         try:
-            report = from_qrels(
-                source,
-                ws,
-                per_dataset=s.per_dataset,
-                seed=s.seed,
-                negatives=s.negatives,
-                run=s.run,
-                subset=s.qrels_subset,
-                replace_stale=s.replace_stale,
-            )
+            report = store_qrels(ws, *drawn, replace_stale=s.replace_stale)
         except TiapError as exc:
             if f"subset '{s.qrels_subset}' exists" not in str(exc):
                 raise

@@ -175,6 +175,15 @@ def _chosen_runs(bundle: Bundle, runs: Sequence[str] | None) -> list[str]:
     return names
 
 
+def check_extract(
+    bundle: Bundle, *, k: int | None = None, runs: Sequence[str] | None = None
+) -> None:
+    """The options of :func:`find_contested` checked against ``bundle`` (the cut-off,
+    the run names), so a command can refuse them before it opens a workspace."""
+    _cutoff(bundle, k)
+    _chosen_runs(bundle, runs)
+
+
 def _evidence(bundle: Bundle, source_ids: Iterable[str]) -> list[EvidenceItem]:
     items = []
     for sid in dict.fromkeys(source_ids):

@@ -358,26 +358,18 @@ def qrels_version(report: QrelsImportReport, cases: Sequence[Case]) -> BundleVer
     )
 
 
-def from_qrels(
+def draw_qrels(
     source: str | Path | QrelsSource,
-    workspace: Workspace,
     *,
     per_dataset: int = DEFAULT_PER_DATASET,
     seed: int = DEFAULT_SEED,
     negatives: int = 0,
     run: str | None = None,
     subset: str = DEFAULT_SUBSET,
-    replace: bool = False,
-    replace_stale: bool = False,
-) -> QrelsImportReport:
-    """Draw qrels pairs from ``source`` (a path or a read source), add the new cases to
-    ``workspace`` and store them as the subset ``subset`` (kind ``qrels-sample``).
-
-    A subset of that name holding the same pairs drawn with the same parameters from
-    the same content is left as it is (``subset_status`` ``unchanged``); one that
-    differs is an error unless ``replace``. A drawn pair stored with other content
-    raises :class:`~tiap.cases.versions.StaleCasesError` unless ``replace_stale``
-    (which also replaces the subset)."""
+) -> tuple[list[Case], QrelsImportReport]:
+    """The pairs :func:`from_qrels` stores, drawn and checked without a workspace (a
+    bad option, an unreadable run or no pair at all is an error here, before a
+    workspace is opened or created)."""
     if not subset.strip():
         raise TiapError("the subset needs a name (--name)")
     src = source if isinstance(source, QrelsSource) else read_source(source)
@@ -386,6 +378,20 @@ def from_qrels(
     )
     if not cases:
         raise TiapError(f"{src.path}: no qrels pair to draw (every qrels file is empty)")
+    return cases, report
+
+
+def store_qrels(
+    workspace: Workspace,
+    cases: list[Case],
+    report: QrelsImportReport,
+    *,
+    replace: bool = False,
+    replace_stale: bool = False,
+) -> QrelsImportReport:
+    """Add drawn pairs (:func:`draw_qrels`) to ``workspace`` as the subset the report
+    names; see :func:`from_qrels`."""
+    subset = report.subset
     params = _params(report)
     ids = [c.case_id for c in cases]
     version = qrels_version(report, cases)
@@ -409,7 +415,7 @@ def from_qrels(
             cases,
             exclusive=False,
             replace_stale=replace_stale,
-            what=str(src.path),
+            what=str(report.source),
         )
         if status == "unchanged" and (change.retired or workspace.subset_is_stale(subset)):
             status = "replaced"  # the same pairs, with the source's new content
@@ -426,3 +432,35 @@ def from_qrels(
         )
         workspace.record_event(EVENT, report.model_dump(mode="json"))
     return report
+
+
+def from_qrels(
+    source: str | Path | QrelsSource,
+    workspace: Workspace,
+    *,
+    per_dataset: int = DEFAULT_PER_DATASET,
+    seed: int = DEFAULT_SEED,
+    negatives: int = 0,
+    run: str | None = None,
+    subset: str = DEFAULT_SUBSET,
+    replace: bool = False,
+    replace_stale: bool = False,
+) -> QrelsImportReport:
+    """Draw qrels pairs from ``source`` (a path or a read source), add the new cases to
+    ``workspace`` and store them as the subset ``subset`` (kind ``qrels-sample``).
+
+    A subset of that name holding the same pairs drawn with the same parameters from
+    the same content is left as it is (``subset_status`` ``unchanged``); one that
+    differs is an error unless ``replace``. A drawn pair stored with other content
+    raises :class:`~tiap.cases.versions.StaleCasesError` unless ``replace_stale``
+    (which also replaces the subset). To create a workspace only for valid input, draw first
+    (:func:`draw_qrels`), then open it and :func:`store_qrels`."""
+    cases, report = draw_qrels(
+        source,
+        per_dataset=per_dataset,
+        seed=seed,
+        negatives=negatives,
+        run=run,
+        subset=subset,
+    )
+    return store_qrels(workspace, cases, report, replace=replace, replace_stale=replace_stale)

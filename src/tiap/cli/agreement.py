@@ -134,12 +134,14 @@ def report(
     from tiap.agreement.qrels_tables import lines as qrels_lines
     from tiap.agreement.rubrics import rubric_for_table
     from tiap.cases.workspace import Workspace
+    from tiap.io import check_apart
     from tiap.rubric import load_rubric
 
     if (db is None) == (labels is None):
         raise TiapError("give exactly one of --db WORKSPACE or --labels FILE")
     if subset is not None and db is None:
         raise TiapError("--subset needs --db")
+    check_apart(out, [("labels file", labels), ("workspace", db), ("rubric", rubric)])
     if quorum is not None:
         check_quorum("--quorum", quorum)
     if no_humans and reference is not None:

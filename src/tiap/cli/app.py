@@ -16,7 +16,6 @@ litellm and Hugging Face (unless the user set them) and tiap's process tuning
 from __future__ import annotations
 
 import os
-import sys
 from typing import Any
 
 import typer
@@ -24,6 +23,7 @@ import typer
 from tiap import __version__
 from tiap.cli import agreement, annotate, audit, cases, judge, labels, rescore, traces
 from tiap.cli.options import OneLineUsageGroup
+from tiap.cli.output import echo
 from tiap.errors import Interrupted, TiapError
 from tiap.text import inert
 
@@ -44,7 +44,7 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"tiap {__version__}")
+        echo(f"tiap {__version__}")
         raise typer.Exit()
 
 
@@ -79,7 +79,7 @@ def command() -> Any:
 def fail(message: str, code: int = 2) -> None:
     """Print one line on stderr and exit. Messages often quote data (a file's line,
     a provider's reply): they are made :func:`~tiap.text.inert`, on one line."""
-    print(f"tiap: error: {one_line(message)}", file=sys.stderr)
+    echo(f"tiap: error: {one_line(message)}", err=True)
     raise SystemExit(code)
 
 
@@ -116,9 +116,9 @@ def main(argv: list[str] | None = None) -> None:
     except TiapError as exc:
         fail(str(exc))
     except KeyboardInterrupt as exc:  # typer versions that let it through
-        print(_interrupted(exc), file=sys.stderr)
+        echo(_interrupted(exc), err=True)
         raise SystemExit(130) from None
     except SystemExit as exc:
         if exc.code == 130:  # typer's exit for Ctrl-C (it raises no other 130)
-            print(_interrupted(exc), file=sys.stderr)
+            echo(_interrupted(exc), err=True)
         raise

@@ -285,7 +285,7 @@ def extract(
     The cases record the bundle version they are of (a fingerprint of what defines
     them); a bundle that gives another version than the workspace holds is an error
     unless --replace-stale."""
-    from tiap.cases.extract import extract_cases
+    from tiap.cases.extract import check_extract, extract_cases
     from tiap.cases.workspace import Workspace
     from tiap.limits import check_k
     from tiap.traces.bundle import read_bundle
@@ -295,6 +295,7 @@ def extract(
     b = read_bundle(bundle)
     for warning in b.warnings:
         echo(f"tiap: warning: {warning}", err=True)
+    check_extract(b, k=k, runs=_runs(runs))  # before the workspace is opened (or created)
     with Workspace(db) as ws:
         report = extract_cases(b, ws, k=k, runs=_runs(runs), replace_stale=replace_stale)
     if as_json:
@@ -334,25 +335,16 @@ def from_qrels(
 ) -> None:
     """Annotated (query, document) pairs as cases of kind qrels, for auditing relevance
     labels (deterministic, stratified by grade, spread over queries), stored as a subset."""
-    from tiap.cases.from_qrels import check_options
-    from tiap.cases.from_qrels import from_qrels as draw
-    from tiap.cases.qrels_source import read_source
+    from tiap.cases.from_qrels import check_options, draw_qrels, store_qrels
     from tiap.cases.workspace import Workspace
 
     check_options(per_dataset, seed, negatives, run)
-    src = read_source(source)  # read before the workspace is opened: bad input creates none
+    # drawn (the source and the run read) before the workspace is opened: bad input creates none
+    cases, drawn = draw_qrels(
+        source, per_dataset=per_dataset, seed=seed, negatives=negatives, run=run, subset=name
+    )
     with Workspace(db) as ws:
-        report = draw(
-            src,
-            ws,
-            per_dataset=per_dataset,
-            seed=seed,
-            negatives=negatives,
-            run=run,
-            subset=name,
-            replace=replace,
-            replace_stale=replace_stale,
-        )
+        report = store_qrels(ws, cases, drawn, replace=replace, replace_stale=replace_stale)
     if as_json:
         _echo_json(report.model_dump(mode="json"))
         return

@@ -10,7 +10,7 @@ from typing import Any
 
 import typer
 
-from tiap.cli.output import cell, cells, echo, echo_json
+from tiap.cli.output import cell, cells, console, echo, echo_json
 from tiap.errors import Interrupted, TiapError
 from tiap.text import inert
 
@@ -41,9 +41,7 @@ def _console() -> Any:
     """stdout; wide enough for the tables when it is not a terminal (logs, pipes)."""
     import sys
 
-    from rich.console import Console
-
-    return Console(width=None if sys.stdout.isatty() else 160)
+    return console(width=None if sys.stdout.isatty() else 160)
 
 
 def _money(value: float | None) -> str:

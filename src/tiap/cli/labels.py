@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from tiap.cli.output import echo
 from tiap.errors import TiapError
 
 app = typer.Typer(
@@ -50,19 +51,19 @@ def export(
     export gives the figures of the report on the workspace."""
     from tiap.agreement.label_export import export_labels
     from tiap.cases.workspace import Workspace
+    from tiap.io import check_apart
 
     kind = _kind(rater_kind)
+    check_apart(out, [("workspace", db)])  # before the workspace is opened
     with Workspace.open_readonly(db) as ws:
         summary = export_labels(ws, out, subset=subset, rater_kind=kind, latest=latest)  # type: ignore[arg-type]
     what = "current labels" if latest else "label rows (every row)"
     raters = ", ".join(f"{r} {n}" for r, n in summary.raters.items()) or "none"
-    typer.echo(
+    echo(
         f"wrote {summary.rows} {what} on {summary.cases} cases to {summary.path}; raters: {raters}"
     )
     if summary.cases_without_labels:
-        typer.echo(
-            f"{summary.cases_without_labels} cases in scope have no label and no row in the file"
-        )
+        echo(f"{summary.cases_without_labels} cases in scope have no label and no row in the file")
 
 
 @app.command("import")
@@ -91,7 +92,7 @@ def import_(
     with Workspace(db, create=False) as ws:
         summary = import_labels(ws, path, rater_kind=kind, rubric=rub)  # type: ignore[arg-type]
     raters = ", ".join(f"{r} {n}" for r, n in summary.raters.items()) or "none"
-    typer.echo(
+    echo(
         f"imported {summary.added} {summary.rater_kind} labels from {summary.path} into {db} "
         f"(rubric {summary.rubric_id}; {summary.unchanged} of {summary.rows} rows already "
         f"there or unchanged); raters: {raters}"

@@ -20,8 +20,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TextIO
 
-import typer
-
+from tiap.cli.output import echo
+from tiap.text import inert
 from tiap.traces.build import Reporter as BuildReporter
 
 #: seconds between two progress lines, unless ``TIAP_PROGRESS_INTERVAL`` says otherwise
@@ -40,8 +40,9 @@ def interval_from_env() -> float:
 
 
 def plain(text: str) -> str:
-    """``text`` with control characters shown as ``?`` (never an escape sequence)."""
-    return "".join(c if c.isprintable() else "?" for c in text)
+    """``text`` :func:`~tiap.text.inert` on one line (whitespace runs one space): never
+    an escape sequence."""
+    return " ".join(inert(text).split())
 
 
 def duration(seconds: float) -> str:
@@ -123,7 +124,7 @@ class PlainProgress(BuildReporter):
     # ------------------------------------------------------- the build's reporter
 
     def message(self, text: str) -> None:
-        typer.echo(text)
+        echo(text)
 
     @contextmanager
     def step(self, description: str, total: int | None) -> Iterator[Callable[[int], None]]:

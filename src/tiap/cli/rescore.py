@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from tiap.cli import output
+
 if TYPE_CHECKING:
     from tiap.rescore.report_models import RescoreReport
 
@@ -29,13 +31,12 @@ def _signed(value: float | None) -> str:
 
 
 def _print_summary(report: RescoreReport, paths: dict[str, Path]) -> None:
-    from rich.console import Console
     from rich.table import Table
 
     from tiap.rescore.compare import fixed_label
     from tiap.text import inert as v
 
-    console = Console(highlight=False, markup=False)
+    console = output.console()
     m = report.parameters.primary_measure
     targets = report.parameters.targets
     means = Table(title=f"{v(report.dataset)}: mean {m} (each target on its own queries)")
@@ -126,6 +127,7 @@ def register(app: typer.Typer) -> None:
         bundles (or a directory of bundles): each bundle's files in its own subdirectory of
         --out, and suite.json, suite.md and suite.html (Mean(Dataset), Mean(Type)) in --out.
         """
+        from tiap.io import check_apart
         from tiap.limits import MAX_RESCORE_RESAMPLES, check_resamples, check_seed
         from tiap.rescore.api import rescore_bundle, write_outputs
         from tiap.rescore.metrics import parse_measure, parse_measures
@@ -138,6 +140,7 @@ def register(app: typer.Typer) -> None:
         check_seed("--seed", seed)
         if primary is not None:
             parse_measure(primary)
+        check_apart(out, [("bundle", b) for b in bundles])
         options: dict[str, Any] = {
             "ks": k,
             "metrics": metrics,
@@ -159,9 +162,9 @@ def _warn(report: RescoreReport, prefix: str = "") -> None:
     from tiap.text import inert as visible
 
     for w in report.warnings.messages[:SHOWN_WARNINGS]:
-        typer.echo(f"warning: {prefix}{visible(w)}", err=True)
+        output.echo(f"warning: {prefix}{visible(w)}", err=True)
     if report.warnings.count > SHOWN_WARNINGS:
-        typer.echo(
+        output.echo(
             f"warning: {prefix}{report.warnings.count - SHOWN_WARNINGS} more warnings "
             "(listed in report.json)",
             err=True,
@@ -169,13 +172,12 @@ def _warn(report: RescoreReport, prefix: str = "") -> None:
 
 
 def _suite(bundles: list[Path], out: Path, primary: str | None, options: dict[str, Any]) -> None:
-    from rich.console import Console
     from rich.table import Table
 
     from tiap.rescore.suite import rescore_suite
     from tiap.text import inert as v
 
-    console = Console(highlight=False, markup=False)
+    console = output.console()
 
     def done(task: str, report: RescoreReport, paths: dict[str, Path]) -> None:
         _warn(report, prefix=f"{v(task)}: ")

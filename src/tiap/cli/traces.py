@@ -65,9 +65,12 @@ def _build(
     quiet: bool,
     runs: dict[str, str] | None = None,
 ) -> None:
+    from tiap.io import check_apart
     from tiap.traces.build import BuildOptions, build_bundle, prepare_out_dir, summary_lines
 
     check_choices(scope, run_format, k)
+    pairs = runs or {}
+    check_apart(out, [("input", what), *((f"run {n}", p) for n, p in pairs.items())])
     if not force:
         prepare_out_dir(out, force=False)  # fail early, before the work
     rep = reporter(quiet)
@@ -80,7 +83,7 @@ def _build(
         retrievers=retrievers(retriever),
         k=k,
         scope=scope,  # type: ignore[arg-type]
-        runs={n: Path(p) for n, p in (runs or {}).items()},
+        runs={n: Path(p) for n, p in pairs.items()},
     )
     result = build_bundle(ds, options, rep)
     write_result(result, out, run_format, force, rep)

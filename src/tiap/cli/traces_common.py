@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from tiap.cli.output import echo
+from tiap.cli.output import console, echo
 from tiap.errors import TiapError
 from tiap.limits import check_k
 from tiap.text import inert
@@ -94,7 +94,6 @@ def reporter(quiet: bool) -> Reporter:
     if wanted(quiet):  # not a terminal: plain lines, no bars
         return PlainProgress()
 
-    from rich.console import Console
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -104,7 +103,7 @@ def reporter(quiet: bool) -> Reporter:
         TimeElapsedColumn,
     )
 
-    err = Console(stderr=True)
+    err = console(stderr=True)
 
     class RichReporter(Reporter):
         def message(self, text: str) -> None:

@@ -40,3 +40,9 @@ def export_lmeb(
     )
     if summary.candidates_note:
         echo(f"note: {summary.candidates_note}")
+    if summary.quoted_ids:
+        echo(
+            f"note: {summary.quoted_ids} ids begin like a spreadsheet formula and are written "
+            "with a leading ' in the qrels files (tiap reads them back as they are; other "
+            "tools see the quote)"
+        )

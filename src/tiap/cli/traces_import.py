@@ -131,6 +131,16 @@ def _systems(
     ]
 
 
+def _inputs(benchmark: str, systems: list[SystemExport]) -> list[tuple[str, str | Path]]:
+    """Every file an import reads: the benchmark's, and each system's exports and mapping."""
+    out: list[tuple[str, str | Path]] = [("input", benchmark)]
+    for s in systems:
+        out.append((f"memories export of {s.name}", s.memories))
+        out.extend((f"search export {run}", path) for run, path in s.searches.items())
+        out.append((f"mapping of {s.name}", s.mapping_name))
+    return out
+
+
 def _import(
     read: Callable[[], DatasetTraces],
     what: str,
@@ -145,11 +155,13 @@ def _import(
     force: bool,
     quiet: bool,
 ) -> None:
+    from tiap.io import check_apart
     from tiap.traces.build import prepare_out_dir, summary_lines
     from tiap.traces.imports import import_bundle
 
     check_choices("conversation", run_format, k)
     systems = _systems(memories, search, mapping)
+    check_apart(out, _inputs(what, systems))
     if not force:
         prepare_out_dir(out, force=False)
     rep = reporter(quiet)

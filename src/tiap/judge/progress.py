@@ -8,6 +8,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from tiap.text import inert, inert_console
+
 if TYPE_CHECKING:
     from tiap.cases import Workspace
     from tiap.judge.batch_run import BatchOptions
@@ -30,7 +32,6 @@ class RichProgress:
 
     def __enter__(self) -> RichProgress:
         if self.enabled:
-            from rich.console import Console
             from rich.progress import (
                 BarColumn,
                 MofNCompleteColumn,
@@ -41,12 +42,12 @@ class RichProgress:
             )
 
             self._progress = Progress(
-                TextColumn("[bold]{task.description}", justify="left"),
+                TextColumn("{task.description}", style="bold", justify="left", markup=False),
                 BarColumn(),
                 MofNCompleteColumn(),
                 TimeElapsedColumn(),
                 TimeRemainingColumn(),
-                console=Console(stderr=True),
+                console=inert_console(stderr=True),  # judge names, batch notes: data
                 transient=False,
             )
             self._progress.start()
@@ -59,7 +60,7 @@ class RichProgress:
     def start(self, judge: str, total: int) -> None:
         """A bar for a judge with ``total`` pairs to do (none for nothing to do)."""
         if self._progress is not None and total > 0:
-            self._tasks[judge] = self._progress.add_task(judge, total=total)
+            self._tasks[judge] = self._progress.add_task(inert(judge), total=total)
 
     def advance(self, judge: str, n: int = 1) -> None:
         task = self._tasks.get(judge)
@@ -72,9 +73,11 @@ class RichProgress:
             return
         task = self._tasks.get(key)
         if task is None:
-            self._tasks[key] = self._progress.add_task(text, total=max(total, 1))
+            self._tasks[key] = self._progress.add_task(inert(text), total=max(total, 1))
         else:
-            self._progress.update(task, description=text, completed=completed, total=max(total, 1))
+            self._progress.update(
+                task, description=inert(text), completed=completed, total=max(total, 1)
+            )
 
 
 async def execute_with_progress(

@@ -4,7 +4,9 @@ Columns: ``run, query_id, target, target_size`` then one per measure
 (``ndcg@10`` ...). Rows go by run (sorted by name), then query (bundle order),
 then target. A query whose target is empty keeps its row, with
 ``target_size`` 0 and empty measure cells. Floats are written with Python's
-shortest round-trip ``repr``, so the file is byte-stable.
+shortest round-trip ``repr``, so the file is byte-stable. A run or query id that
+a spreadsheet would run as a formula gets a leading single quote
+(:mod:`tiap.cells`; numbers, like ``-0.5``, are numbers).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from tiap.cells import field
 from tiap.rescore.scores import ScoreTable
 
 FIXED_COLUMNS = ("run", "query_id", "target", "target_size")
@@ -25,10 +28,9 @@ def columns(table: ScoreTable) -> list[str]:
 
 
 def _quote(text: str) -> str:
-    """A CSV field as the ``csv`` module writes it (minimal quoting)."""
-    if any(c in text for c in ',"\r\n'):
-        return '"' + text.replace('"', '""') + '"'
-    return text
+    """A text field of the CSV file (:func:`tiap.cells.field`: neutralised when a
+    spreadsheet would run it as a formula, quoted as the ``csv`` module quotes)."""
+    return field(text)
 
 
 def _cell_text(values: np.ndarray) -> list[str]:

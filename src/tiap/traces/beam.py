@@ -43,7 +43,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from tiap.errors import InputError, TiapError
-from tiap.io import decode_utf8, describe_validation_error
+from tiap.io import decode_utf8, describe_validation_error, load_json
 from tiap.limits import MAX_TEXT_CHARS, check_int
 from tiap.traces.dataset import DatasetTraces, Turn
 from tiap.traces.datasets import BEAM_MAX_CHARS
@@ -153,12 +153,7 @@ def _read_json(path: Path, digest: Any, root: Path) -> Any:
         raise InputError(path, f"cannot read file ({exc.strerror})") from None
     digest.update(path.relative_to(root).as_posix().encode() + b"\0" + data)
     text = decode_utf8(data, path)  # a byte order mark dropped; a bad byte names its line
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(path, f"malformed JSON ({exc.msg})", exc.lineno) from None
-    except RecursionError:
-        raise InputError(path, "malformed JSON (nested too deeply)") from None
+    return load_json(text, path)  # malformed JSON or a repeated key: an error naming its line
 
 
 def _batches(path: Path, chat: Any) -> Iterator[tuple[str | None, int, Any]]:

@@ -9,7 +9,10 @@ qrels of grade 1):
   for LMEB and tiap);
 - ``qrels.tsv``: ``query-id <TAB> corpus-id <TAB> 1``, no header (LMEB, tiap), and
   ``qrels/test.tsv``: the same rows under a ``query-id corpus-id score`` header
-  (BEIR's ``GenericDataLoader(split="test")`` skips a header line);
+  (BEIR's ``GenericDataLoader(split="test")`` skips a header line). An id that a
+  spreadsheet would run as a formula (``=x``, ``@x``, ``-x``) is written there with
+  a leading single quote (:mod:`tiap.cells`): tiap's qrels reader removes it, other
+  tools see it (the summary counts them);
 - ``candidates.jsonl``: ``{"scene_id", "candidate_doc_ids"}``. LMEB finds a
   dialogue query's scene as the first two ``_``-separated parts of its id, so
   the scenes are those keys of the query ids, each with the sources of its
@@ -33,7 +36,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from tiap.cells import neutral
 from tiap.errors import TiapError
+from tiap.io import check_apart
 from tiap.traces.bundle import Bundle
 from tiap.traces.lmeb import scene_of
 from tiap.traces.models import Query
@@ -56,6 +61,9 @@ class ExportSummary(BaseModel):
     qrels: int
     scenes: int = Field(description="candidate scenes written (0: no candidates.jsonl)")
     candidates_note: str = ""
+    quoted_ids: int = Field(
+        default=0, description="ids written to the qrels files with a leading ' (formula starts)"
+    )
     subsets: dict[str, int] = Field(default_factory=dict, description="subset folder -> queries")
 
 
@@ -83,7 +91,11 @@ def _check_tsv_id(value: str, what: str) -> None:
 def _queries_and_qrels(directory: Path, queries: list[Query], beir: bool) -> int:
     _write(directory / QUERIES, (_line({"_id": q.query_id, "id": q.query_id, "text": q.question})
                                  for q in queries))  # fmt: skip
-    rows = [f"{q.query_id}\t{sid}\t1\n" for q in queries for sid in dict.fromkeys(q.evidence)]
+    rows = [
+        f"{neutral(q.query_id)}\t{neutral(sid)}\t1\n"
+        for q in queries
+        for sid in dict.fromkeys(q.evidence)
+    ]
     _write(directory / QRELS, rows)
     if beir:
         _write(directory / BEIR_QRELS, [BEIR_HEADER + "\n", *rows])
@@ -135,6 +147,7 @@ def export_lmeb(
 ) -> ExportSummary:
     """Write ``bundle`` as an LMEB/BEIR task directory ``out``."""
     root = Path(out)
+    check_apart(out, [("bundle", bundle.root)], option="")  # --force would clear the bundle
     for sid in bundle.sources:
         _check_tsv_id(sid, "source")
     for q in bundle.queries:
@@ -163,8 +176,10 @@ def export_lmeb(
         for name, qs in groups.items():
             _queries_and_qrels(root / name, qs, beir=False)
             subsets[name] = len(qs)
+    ids = {q.query_id for q in bundle.queries} | {s for q in bundle.queries for s in q.evidence}
     return ExportSummary(
         directory=str(root),
+        quoted_ids=sum(neutral(i) != i for i in ids),
         corpus=len(bundle.sources),
         queries=len(bundle.queries),
         qrels=n_qrels,

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from tiap.errors import InputError
-from tiap.io import open_input
+from tiap.io import RepeatedKey, json_decoder, line_at, open_input
 
 _WS = " \t\n\r"
 _CHUNK = 1 << 20
@@ -92,7 +92,7 @@ def iter_json_list(path: str | Path, info: StreamInfo | None = None) -> Iterator
     p = Path(path)
     info = info if info is not None else StreamInfo()
     fh = open_input(p)
-    decoder = json.JSONDecoder()
+    decoder = json_decoder()  # an object naming a key twice is an error, not its last value
     with fh:
         r = _Reader(fh, info)
         r.more(p)
@@ -124,6 +124,9 @@ def iter_json_list(path: str | Path, info: StreamInfo | None = None) -> Iterator
                     raise InputError(p, f"malformed JSON ({exc.msg})", line) from None
                 except RecursionError:
                     raise InputError(p, "malformed JSON (nested too deeply)", start_line) from None
+                except RepeatedKey as exc:
+                    line = line_at(r.buf, exc, r.pos, start_line) or start_line
+                    raise InputError(p, exc.problem(), line) from None
                 if end == len(r.buf) and r.more(p):
                     continue  # a number may continue in the next chunk: decode again
                 break

@@ -30,6 +30,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
+from tiap.cells import restore
 from tiap.errors import InputError, TiapError
 from tiap.io import iter_jsonl, read_text_input, text_lines
 from tiap.traces.dataset import DatasetTraces
@@ -106,7 +107,7 @@ def read_qrels(path: Path, query_ids: set[str], doc_ids: set[str]) -> dict[str, 
                 f"expected 3 tab-separated columns (query-id, corpus-id, score), found {len(cols)}",
                 lineno,
             )
-        qid, did, score_text = (c.strip() for c in cols)
+        qid, did, score_text = (restore(c.strip()) for c in cols)  # ids tiap's export quoted
         if _GRADE.fullmatch(score_text) is None:
             header = lineno == 1 and _looks_like_header(qid, score_text, query_ids)
             hint = " (qrels.tsv has no header row)" if header else ""

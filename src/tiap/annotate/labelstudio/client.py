@@ -71,6 +71,8 @@ def api_errors(url: str, secret: str = "") -> Iterator[None]:
         raise TiapError(f"Label Studio at {url} answered HTTP {code}: {detail}") from None
     except httpx.TimeoutException:
         raise TiapError(f"Label Studio at {url} did not answer within {TIMEOUT_S:.0f} s") from None
+    except httpx.InvalidURL as exc:  # e.g. a control character in --url
+        raise TiapError(f"--url '{url}': not a valid URL ({clean(str(exc))})") from None
     except httpx.TransportError as exc:
         reason = clean(str(exc)) or type(exc).__name__
         raise TiapError(f"cannot reach Label Studio at {url} ({reason})") from None

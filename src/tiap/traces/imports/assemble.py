@@ -92,8 +92,10 @@ class _Importer:
         self, system: str, rec: MemoryRecord, mapping: MemoriesMapping
     ) -> tuple[list[str], list[str]]:
         """``(resolved source ids, the links that resolve to nothing)``; each bad link is logged."""
-        template = mapping.source_id_template
-        no_conversation = "{conversation}" in template and rec.conversation in (MISSING, None)
+        no_conversation = "conversation" in mapping.template_fields and rec.conversation in (
+            MISSING,
+            None,
+        )
         resolved: list[str] = []
         bad: list[tuple[str, str]] = []
         for value in rec.links:
@@ -102,7 +104,7 @@ class _Importer:
             elif no_conversation:
                 bad.append((str(value), f"no '{mapping.conversation}' to fill {{conversation}}"))
             else:
-                sid = template.format(value=value, conversation=rec.conversation)
+                sid = mapping.source_id(value, rec.conversation)
                 if sid not in self.sources:
                     bad.append((sid, "no such source in the benchmark"))
                 elif sid not in resolved:

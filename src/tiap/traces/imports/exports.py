@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from tiap.errors import InputError
-from tiap.io import read_text_input
+from tiap.io import RepeatedKey, json_decoder, line_at, read_text_input, text_lines
 from tiap.traces.imports.mapping import (
     MISSING,
     MemoriesMapping,
@@ -64,27 +64,33 @@ class SearchEntry:
 
 
 def load_document(path: Path, what: str) -> Document:
-    """Parse ``path`` as one JSON document, or else as JSON Lines."""
+    """Parse ``path`` as one JSON document, or else as JSON Lines. An object that
+    names a key twice is an error naming the key and its line, in either form (a
+    keyed search export would otherwise keep one query's last results only)."""
     text = read_text_input(path, what=what)
     if not text.strip():
         raise InputError(path, f"{what} is empty")
     try:
-        return Document(path, value=json.loads(text))
+        return Document(path, value=json_decoder().decode(text))
     except json.JSONDecodeError as exc:
         if exc.msg != "Extra data":
             raise InputError(path, f"malformed JSON ({exc.msg})", exc.lineno) from None
     except RecursionError:
         raise InputError(path, "malformed JSON (nested too deeply)") from None
+    except RepeatedKey as exc:
+        raise InputError(path, exc.problem(), line_at(text, exc)) from None
     lines: list[Record] = []
-    for n, raw in enumerate(text.splitlines(), start=1):
+    for n, raw in text_lines(text):
         if not raw.strip():
             continue
         try:
-            lines.append(Record(f"line {n}", n, json.loads(raw)))
+            lines.append(Record(f"line {n}", n, json_decoder().decode(raw)))
         except json.JSONDecodeError as exc:
             raise InputError(path, f"malformed JSON line ({exc.msg})", n) from None
         except RecursionError:
             raise InputError(path, "malformed JSON line (nested too deeply)", n) from None
+        except RepeatedKey as exc:
+            raise InputError(path, exc.problem(), n) from None
     return Document(path, lines=lines)
 
 

@@ -8,7 +8,8 @@ A mapping is a small TOML file (see ``mappings/mem0.toml`` and
   ``text`` and its ``source_ids`` (a list or a single value; ``split`` cuts a
   string at a separator), the ``source_id_template`` that turns a link value
   into a benchmark source id (``{value}``, and ``{conversation}`` read from the
-  ``conversation`` path), and the ``raw`` / ``canonical`` flags: a fixed
+  ``conversation`` path; plain fields only, see :func:`template_parts`), and the
+  ``raw`` / ``canonical`` flags: a fixed
   ``true``/``false`` for the whole store, or the dotted path of a boolean field.
 - ``[search]``: the ``layout`` of a search export (``keyed``: a JSON object
   query id -> result; ``records``: JSON Lines or a JSON list of records that
@@ -24,6 +25,7 @@ the object itself.
 from __future__ import annotations
 
 import string
+from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -62,6 +64,37 @@ def _check_path(value: str) -> str:
     return value
 
 
+@lru_cache(maxsize=64)
+def template_parts(template: str) -> tuple[tuple[str, str | None], ...]:
+    """A template as ``(literal text, None)`` and ``("", field)`` parts.
+
+    Only ``{value}`` and ``{conversation}`` are fields (``{{`` and ``}}`` are
+    literal braces): a format spec (``{value:d}``, ``{value:>999999999}``), a
+    conversion (``{value!r}``), an index or attribute (``{value[0]}``), a positional
+    field (``{}``, ``{0}``) or an unmatched brace is a ``ValueError`` saying so."""
+    try:
+        parsed = list(string.Formatter().parse(template))
+    except ValueError as exc:
+        raise ValueError(f"{exc} (write a literal brace as {{{{ or }}}})") from None
+    unknown = sorted({n for _, n, _, _ in parsed if n is not None} - TEMPLATE_FIELDS)
+    if unknown:
+        shown = ", ".join(n[:40] or "{}" for n in unknown)
+        raise ValueError(f"unknown field(s) {shown} (use {{value}} and {{conversation}})")
+    parts: list[tuple[str, str | None]] = []
+    for literal, name, spec, conversion in parsed:
+        if literal:
+            parts.append((literal, None))
+        if name is None:
+            continue
+        if spec or conversion:
+            given = (f"!{conversion}" if conversion else "") + (f":{spec[:40]}" if spec else "")
+            raise ValueError(
+                f"{{{name}{given}}}: a field takes no format spec or conversion (write {{{name}}})"
+            )
+        parts.append(("", name))
+    return tuple(parts)
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -97,23 +130,33 @@ class MemoriesMapping(_Strict):
             raise ValueError("the path may not be empty")
         return value
 
-    @model_validator(mode="after")
-    def _template(self) -> MemoriesMapping:
-        try:
-            names = {f for _, f, _, _ in string.Formatter().parse(self.source_id_template) if f}
-        except ValueError as exc:
-            raise ValueError(f"source_id_template: {exc}") from None
-        unknown = names - TEMPLATE_FIELDS
-        if unknown:
-            raise ValueError(
-                f"source_id_template: unknown field(s) {', '.join(sorted(unknown))} "
-                "(use {value} and {conversation})"
-            )
+    @field_validator("source_id_template")
+    @classmethod
+    def _template_fields(cls, value: str) -> str:
+        names = {name for _, name in template_parts(value) if name is not None}
         if "value" not in names:
-            raise ValueError("source_id_template must contain {value}")
-        if "conversation" in names and not self.conversation:
+            raise ValueError("must contain {value}")
+        return value
+
+    @model_validator(mode="after")
+    def _template_conversation(self) -> MemoriesMapping:
+        if "conversation" in self.template_fields and not self.conversation:
             raise ValueError("source_id_template uses {conversation}: set 'conversation'")
         return self
+
+    @property
+    def template_fields(self) -> set[str]:
+        """The fields ``source_id_template`` uses."""
+        return {n for _, n in template_parts(self.source_id_template) if n is not None}
+
+    def source_id(self, value: object, conversation: object) -> str:
+        """A link value as a source id: the template with its fields filled in (their
+        text, never formatted)."""
+        fields = {"value": value, "conversation": conversation}
+        return "".join(
+            text if name is None else str(fields[name])
+            for text, name in template_parts(self.source_id_template)
+        )
 
 
 class SearchMapping(_Strict):
