@@ -363,6 +363,7 @@ COMMANDS: dict[str, Run] = {
     "cases list": Run(lambda w, t: ["cases", "list", "--db", _db(w, t), "--subset", "val" + H]),
     "cases show": Run(lambda w, t: ["cases", "show", _first_case(w), "--db", _db(w, t)]),
     "cases subsets": Run(lambda w, t: ["cases", "subsets", "--db", _db(w, t)]),
+    "cases versions": Run(lambda w, t: ["cases", "versions", "--db", _db(w, t)]),
     "cases rename-rater": Run(
         lambda w, t: [
             "cases",

@@ -525,11 +525,20 @@ def versions(
             r.created_at,
             r.retired_at or "current",
             str(retired.get(r.fingerprint, 0)),
+            r.source or "",
         ]
         for r in records
     ]
     if rows:
-        header = ["scope", "version", "cases", "recorded", "retired", "retired cases kept"]
+        header = [
+            "scope",
+            "version",
+            "cases",
+            "recorded",
+            "retired",
+            "retired cases kept",
+            "source",
+        ]
         echo(_table(header, rows, right={2, 5}))
     if retired.get(""):
         echo(f"{retired['']} retired cases were of no recorded version (an earlier tiap's)")
