@@ -5,11 +5,13 @@ compete for the client's GIL) answering every request after ``--latency``
 seconds; ``--cases`` cases x ``--judges`` judges (distinct model names, so no
 call answers another's), concurrency ``--concurrency`` per judge, through the
 whole judge path in one process: the judges' route (``--route``: ``auto``, the
-default, takes the direct OpenAI-protocol route for these ``openai/`` models),
-tiap's retry policy, ``model_calls`` and label rows committed call by call.
-litellm is imported before the clock starts (the direct route uses it once per
-judge, to build the request it would send). Then the same run on the litellm
-route over ``--litellm-cases`` cases, for its CPU per call.
+default, takes the direct OpenAI-protocol route for these ``openai/`` models, which
+builds litellm's request itself), tiap's retry policy (tenacity), the ``model_calls``
+and label rows stored by the run's group-commit writer (a thread of its own, groups
+of at most 64 calls). The direct route's HTTP client (aiohttp) and litellm (for the
+run on the litellm route) are imported before the clock starts: import time is not
+throughput. Then the same run on the litellm route over ``--litellm-cases`` cases,
+for its CPU per call.
 
 Figures (last line):
 
@@ -20,33 +22,37 @@ Figures (last line):
   again; judgments per second of wall time (goal: at least 2,000/s);
 - ``cpu_ms_per_call``: CPU time of the client per call in the main run;
   ``cpu_ms_per_call_by_route``: the same for each route measured;
+- ``probe_wall_over_ideal``: ``tiap judge probe`` of ``--probe-cases`` of the
+  judged cases with the four kinds (order, verbosity, three repeats, injection: six
+  calls per case and judge, the variants of a judge sharing its concurrency), wall
+  time over the same ideal (goal: the same as the run's);
 - ``load_average``: the machine's 1-minute load average when the run started
   (the machine has 2 cores; other work on it slows the run down).
 
-Where a call's CPU goes on the direct route (measured on this two-core machine,
-+-25 %): about 0.2 ms in aiohttp (request, response parsing, connection pool),
-0.03 ms in the route itself (the body is litellm's template with the messages
-put in, serialised once; the reply read into the same record litellm gives),
-about 0.4 ms in the runner and its SQLite rows (request, response, label, the
-budget ledger and the pair's lease settled in one transaction, with a look-up
-for a label another run stored meanwhile; claims of 64 groups at a time), the
-rest in the event loop. The loopback server, in its
-own process, takes about 0.2 ms per call. At 10,000 calls in the ideal 6.25 s
-the client has 1.2 ms per call of one core... of two cores shared with the
-server; the direct route needs about half of that. On the litellm route one
-``litellm.acompletion`` alone costs several milliseconds (request and parameter
-mapping, model-info and cost lookups, logging objects, a thread-pool hop), the
-openai SDK and httpx under it a few more: about 5-12 ms per call, which kept
-wall/ideal at 4-10 in one process. Worker processes (one per core) used to
-spread that CPU (wall/ideal about 11 -> 5); they are gone: the direct route in
-one process does better (about 1.3 with one call and label row per transaction,
-about 1.7 since the leases and the shared budget ledger are written with each
-call: the client's CPU per call, about 0.75 ms, is then what sets the pace).
+Where a call's CPU goes on the direct route: aiohttp (request, response parsing,
+connection pool: about half of the event loop's share), the route itself (the body
+is litellm's request with the messages put in, serialised once; the reply read
+into the same record litellm gives), and the runner; the retry policy costs a call
+answered at once nothing (tenacity takes over only from a failed first attempt).
+The rows (request, response, label, the budget ledger and the pair's lease) are
+written by the writer's thread in groups, with a statement per kind of row for a
+whole group (each statement hands the interpreter to the event loop's thread and
+waits to get it back, so few statements make a group commit soon); the event loop
+neither waits for the workspace's lock nor for a WAL checkpoint, and a send is
+checked against the lease the run took without a query. The loopback server, in
+its own process, takes about 0.5 ms per call. At 10,000 calls in the ideal 6.25 s
+the client (event loop and writer, which share the interpreter) has at most 0.6 ms
+per call: the two cores are shared with the server, so on a machine with other work
+the figure is that work's as much as tiap's, hence the load average printed with it.
+On the litellm route one ``litellm.acompletion`` alone costs several milliseconds
+(request and parameter mapping, model-info and cost lookups, logging objects, a
+thread-pool hop), the openai SDK and httpx under it a few more: about 5-12 ms per
+call.
 
 Run: ``python benchmarks/judge_throughput.py`` (``--cases 200`` for a quick look).
 The last line printed is one JSON object: ``{"wall_over_ideal": r,
 "cached_calls_per_s": n, "cpu_ms_per_call": m, "cpu_ms_per_call_by_route": {...},
-"load_average": l}``.
+"probe_wall_over_ideal": p, "load_average": l}``.
 """
 
 from __future__ import annotations
@@ -66,11 +72,12 @@ from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-# the loopback server is test infrastructure (tests/support), not part of tiap
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# the loopback server is test infrastructure (tests/support), not part of tiap; the
+# folder is put first on the path by name (a package called "tests" installed by a
+# dependency would otherwise shadow the repository's)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from tests.support import loopback
-
+from support import loopback
 from tiap.cases import Case, EvidenceItem, Workspace, rank_bucket
 from tiap.judge import parse_panel, plan_run, run_panel
 from tiap.judge.panel import Panel
@@ -182,6 +189,29 @@ def timed_run(db: Path, panel: Panel, rubric: Rubric, server: subprocess.Popen) 
     }
 
 
+def probe_run(db: Path, panel: Panel, rubric: Rubric, n: int) -> dict[str, Any]:
+    """Probe the first ``n`` judged cases with every kind; wall and CPU figures."""
+    from tiap.cases.diagnostic_events import ProbeThresholds
+    from tiap.probe import plan_probes
+    from tiap.probe.run import probe_event
+
+    with Workspace(db) as ws:
+        ws.save_subset("probed", ws.case_ids()[:n], params={"kind": "probe"})
+        kinds = ["order", "verbosity", "repeat", "injection"]
+        plan = plan_probes(ws, panel, rubric, subset="probed", kinds=kinds)
+        calls = sum(len(jp.to_call) for jp in plan.run.judges)
+        cpu0, wall0 = time.process_time(), time.perf_counter()
+        summary = asyncio.run(execute(ws, plan.run))
+        wall = time.perf_counter() - wall0
+        cpu = time.process_time() - cpu0
+        probe_event(ws, plan, ProbeThresholds(max_injection=0.05, min_cases=10))
+    if summary.calls != calls:
+        raise SystemExit(f"probe run incomplete: {summary.model_dump_json()}")
+    latency = float(os.environ.get("TIAP_BENCH_LATENCY", "0.1"))
+    ideal = calls * latency / sum(j.concurrency for j in panel.judges)
+    return {"calls": calls, "wall": wall, "ideal": ideal, "cpu": cpu}
+
+
 def cached_rerun(db: Path, tmp: Path, panel: Panel, rubric: Rubric, calls: int) -> dict[str, float]:
     """A copy of the workspace without its labels, judged again from ``model_calls``."""
     cached_db = tmp / "cached.db"
@@ -221,6 +251,9 @@ def main() -> None:
         default=200,
         help="cases of the run on the litellm route, for its CPU per call (0: none)",
     )
+    parser.add_argument(
+        "--probe-cases", type=int, default=115, help="cases of the probe run (0: none)"
+    )
     args = parser.parse_args()
 
     load = os.getloadavg()[0]
@@ -230,9 +263,11 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="tiap-judge-bench-"))
     server, url = start_server(args.latency)
     try:
-        from tiap.judge.call import litellm_module
+        from tiap.judge.routes.litellm_core import litellm_module
 
         t0 = time.perf_counter()
+        import aiohttp  # noqa: F401  (the direct route's client)
+
         litellm_module()  # imported before the clock starts: import time is not throughput
         import_s = time.perf_counter() - t0
 
@@ -244,6 +279,7 @@ def main() -> None:
         calls = main_run["calls"]
         route = "litellm" if args.route == "litellm" else "openai"
         cached = cached_rerun(db, tmp, panel, rubric, calls)
+        probes = probe_run(db, panel, rubric, args.probe_cases) if args.probe_cases else None
 
         by_route = {route: main_run}
         if args.litellm_cases and route != "litellm":
@@ -269,12 +305,14 @@ def main() -> None:
         "cpu_ms_per_call_by_route": per_route,
         "load_average": round(load, 2),
     }
+    if probes is not None:
+        result["probe_wall_over_ideal"] = round(probes["wall"] / probes["ideal"], 3)
     print(
         f"calls: {calls} ({args.cases} cases x {args.judges} judges), "
         f"concurrency {args.concurrency} per judge, latency {args.latency * 1000:.0f} ms; "
         f"load average {load:.2f} on {os.cpu_count()} cores at the start"
     )
-    print(f"litellm import (not timed): {import_s:.1f} s")
+    print(f"aiohttp and litellm import (not timed): {import_s:.1f} s")
     for name, r in by_route.items():
         print(
             f"route {name}: {r['calls']} calls, wall {r['wall']:.2f} s, ideal {r['ideal']:.2f} s, "
@@ -286,6 +324,13 @@ def main() -> None:
         f"cached re-run: {calls} judgments in {cached['wall']:.2f} s "
         f"({calls / cached['wall']:,.0f}/s), CPU {cached['cpu'] / calls * 1000:.3f} ms per judgment"
     )
+    if probes is not None:
+        print(
+            f"probe run: {probes['calls']} calls ({args.probe_cases} cases x {args.judges} "
+            f"judges x 6), wall {probes['wall']:.2f} s, ideal {probes['ideal']:.2f} s, "
+            f"wall/ideal {probes['wall'] / probes['ideal']:.2f}, client CPU "
+            f"{probes['cpu'] / probes['calls'] * 1000:.3f} ms per call"
+        )
     print(json.dumps(result))
 
 

@@ -35,9 +35,16 @@ over the ``np.unique`` keys instead (:data:`VARIANTS`; same values, checked).
 ``pandas_import_seconds`` is what the pandas variant would add to every
 ``tiap rescore`` command, which does not import pandas otherwise.
 
+(c) ``peak_rss_mb``: the peak resident set size (``ru_maxrss``, Linux) of a fresh
+    process running ``tiap rescore BUNDLE --resamples R`` at the most resamples the
+    option allows (``tiap.limits.MAX_RESCORE_RESAMPLES``, 100,000;
+    ``--peak-resamples`` to change, 0 skips it), with ``peak_rss_resamples`` and
+    ``peak_rss_seconds``. Goal: under 500 MB.
+
 Each time is the best of ``--repeat`` rounds (the timed steps of a ratio, and
 their variants, take turns within a round). The last line is one JSON object.
-Usage: ``python benchmarks/rescore.py [--queries 2000] [--repeat 7] [--keep DIR]``.
+Usage: ``python benchmarks/rescore.py [--queries 2000] [--repeat 7] [--keep DIR]
+[--peak-resamples R]``.
 """
 
 from __future__ import annotations
@@ -57,11 +64,13 @@ from unittest import mock
 
 import numpy as np
 
+from peak_rss import run_measured
+from tiap.limits import MAX_RESCORE_RESAMPLES
 from tiap.rescore import ids, lineage
 from tiap.rescore.api import rescore_bundle, write_outputs
-from tiap.rescore.index import TargetIndex
 from tiap.rescore.metrics import Measure, parse_measures
 from tiap.rescore.scores import score_rankings, score_runs
+from tiap.rescore.target_index import TargetIndex
 from tiap.runtime import tuned
 from tiap.traces.bundle import Bundle, read_bundle, write_bundle
 from tiap.traces.models import BundleConfig, Memory, Query, RunConfig, RunEntry, Source
@@ -437,12 +446,25 @@ def pandas_import_seconds(repeat: int) -> float:
     return t_pandas - t_numpy
 
 
+def peak_memory(root: Path, out: Path, resamples: int) -> dict[str, float]:
+    """(c): peak RSS (MB) and seconds of ``tiap rescore`` in a fresh process."""
+    args = ["rescore", str(root), "--out", str(out), "--resamples", str(resamples)]
+    result = run_measured(args)
+    print(
+        f"(c) tiap rescore, {resamples} resamples, fresh process: peak RSS "
+        f"{result['peak_rss_mb']:.1f} MB, {result['seconds']:.1f}s"
+    )
+    return {"peak_rss_mb": result["peak_rss_mb"], "seconds": result["seconds"]}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--keep", type=Path, default=None, help="write the bundle here")
+    parser.add_argument("--peak-resamples", type=int, default=MAX_RESCORE_RESAMPLES)
     args = parser.parse_args()
+    peak = None
 
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
@@ -453,6 +475,8 @@ def main() -> None:
         gc.collect()
         b = time_rescore(root, Path(tmp) / "out", args.repeat)
         t_pandas = pandas_import_seconds(args.repeat)
+        if args.peak_resamples:
+            peak = peak_memory(root, Path(tmp) / "peak", args.peak_resamples)
     figures: dict[str, object] = {}
     for suffix in VARIANTS:
         figures[f"metrics_time_ratio_vs_pytrec_eval{suffix}"] = round(
@@ -466,6 +490,9 @@ def main() -> None:
         )
     figures["max_abs_difference_vs_pytrec_eval"] = a["worst"]
     figures["pandas_import_seconds"] = round(t_pandas, 4)
+    figures["peak_rss_mb"] = round(peak["peak_rss_mb"], 1) if peak else None
+    figures["peak_rss_resamples"] = args.peak_resamples
+    figures["peak_rss_seconds"] = round(peak["seconds"], 2) if peak else None
     seconds = {"pytrec_eval": a["trec"], "load": b["load"]}
     for suffix in VARIANTS:
         seconds[f"tiap_measures{suffix}"] = a[f"tiap{suffix}"]

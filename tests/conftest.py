@@ -10,12 +10,43 @@ from pathlib import Path
 
 import pytest
 
+from support import audits
+from support.cli import CliResult, TiapCli
+from support.states import Built, Stage
+
 REPO = Path(__file__).resolve().parents[1]
 
 # Set before any test module is imported, so an import of litellm or a Hugging Face
 # library during collection already sees them.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--slow",
+        action="store_true",
+        help="also run the tests marked slow (as TIAP_SLOW=1 does; .ci/run sets it)",
+    )
+
+
+def slow_tests_run(config: pytest.Config) -> bool:
+    """The tests marked ``slow`` run with ``--slow``, ``TIAP_SLOW=1`` (set by
+    ``.ci/run``) or a ``-m`` expression naming them; else they are skipped."""
+    return (
+        config.getoption("--slow")
+        or os.environ.get("TIAP_SLOW") == "1"
+        or "slow" in (config.getoption("markexpr") or "")
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if slow_tests_run(config):
+        return
+    skip = pytest.mark.skip(reason="slow: run with --slow or TIAP_SLOW=1 (CI runs it)")
+    for item in items:
+        if item.get_closest_marker("slow") is not None:
+            item.add_marker(skip)
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -79,19 +110,87 @@ def sample_bundle_dir() -> Path:
 
 
 @pytest.fixture(scope="session")
-def raw_bundles(shared_data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """LoCoMo and LongMemEval (oracle) built with ``tiap traces build -s raw`` from the
-    shared data, once per session: ``{"locomo": DIR, "longmemeval": DIR}``."""
-    from support.lmeb import build_bundle
+def tiap_cli() -> TiapCli:
+    """The ``tiap`` command: ``tiap_cli(*args)`` in this process (captured),
+    ``tiap_cli.subprocess(*args)`` in a fresh interpreter, ``tiap_cli.popen(*args)``
+    in the background (see ``support.cli``)."""
+    return TiapCli()
 
-    out = tmp_path_factory.mktemp("raw-bundles")
+
+@pytest.fixture(scope="session")
+def built(shared_data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Built:
+    """The real-data bundles (``support.states.BUILDS``), each built once per session
+    on first use: ``built.copy(name, dest)`` hands out a copy."""
+    return Built(shared_data_dir, tmp_path_factory.mktemp("built"), TiapCli().ok)
+
+
+@pytest.fixture
+def raw_bundles(built: Built, tmp_path: Path) -> dict[str, Path]:
+    """Copies of LoCoMo and LongMemEval (oracle) built with ``tiap traces build -s raw``
+    from the shared data: ``{"locomo": DIR, "longmemeval": DIR}``."""
     return {
-        "locomo": build_bundle(
-            "locomo", shared_data_dir / "locomo" / "locomo10.json", out / "locomo"
-        ),
-        "longmemeval": build_bundle(
-            "longmemeval",
-            shared_data_dir / "longmemeval" / "longmemeval_oracle.reconstructed.json",
-            out / "longmemeval",
-        ),
+        "locomo": built.copy("locomo-raw", tmp_path / "raw-locomo"),
+        "longmemeval": built.copy("longmemeval-raw", tmp_path / "raw-longmemeval"),
     }
+
+
+# ---- offline audits of the sample bundle, made once per session (support.audits):
+# each test gets the directory restored as it was made, at the path where it was made
+
+
+@pytest.fixture(scope="session")
+def _demo(tmp_path_factory: pytest.TempPathFactory) -> Stage[CliResult]:
+    return audits.demo(tmp_path_factory.mktemp("demo") / "run", TiapCli())
+
+
+@pytest.fixture
+def demo_run(_demo: Stage[CliResult]) -> Stage[CliResult]:
+    """``tiap demo`` run in ``root`` (reports in ``root/tiap-demo``) in a process of
+    its own; ``made``: its result."""
+    return _demo.restore()
+
+
+@pytest.fixture(scope="session")
+def _waiting_6(
+    tmp_path_factory: pytest.TempPathFactory, sample_bundle_dir: Path
+) -> Stage[CliResult]:
+    root = tmp_path_factory.mktemp("waiting-6") / "run"
+    return audits.waiting(root, TiapCli(), sample_bundle_dir, audits.WAITING_6)
+
+
+@pytest.fixture
+def audit_waiting_6(_waiting_6: Stage[CliResult]) -> Stage[CliResult]:
+    """``tiap audit SAMPLE --out root/audit --panel offline --n 6 --overlap 2
+    --no-progress``: stopped for human labels (exit 3); ``made``: its result."""
+    return _waiting_6.restore()
+
+
+@pytest.fixture(scope="session")
+def _waiting_8(
+    tmp_path_factory: pytest.TempPathFactory, sample_bundle_dir: Path
+) -> Stage[CliResult]:
+    root = tmp_path_factory.mktemp("waiting-8") / "run"
+    return audits.waiting(root, TiapCli(), sample_bundle_dir, audits.WAITING_8)
+
+
+@pytest.fixture
+def audit_waiting_8(_waiting_8: Stage[CliResult]) -> Stage[CliResult]:
+    """``tiap audit SAMPLE --out root/audit --panel offline --n 8 --min-fleiss 0
+    --min-cases 4 --no-progress``: stopped for human labels (exit 3); ``made``: its
+    result."""
+    return _waiting_8.restore()
+
+
+@pytest.fixture(scope="session")
+def _complete(
+    tmp_path_factory: pytest.TempPathFactory, sample_bundle_dir: Path
+) -> Stage[audits.Complete]:
+    return audits.complete(tmp_path_factory.mktemp("complete") / "run", sample_bundle_dir)
+
+
+@pytest.fixture
+def audit_complete(_complete: Stage[audits.Complete]) -> Stage[audits.Complete]:
+    """The Python API's whole audit (``support.audits.complete_settings``: six cases,
+    humans skipped, past the failed gate) into ``root/audit``, run inside a running
+    event loop; ``made``: its settings, outcome and lines."""
+    return _complete.restore()

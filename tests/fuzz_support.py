@@ -17,10 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from tiap.cli import main
-
 SEED = 20_261_130
 BOM = b"\xef\xbb\xbf"
 #: JSON arrays nested this deep: beyond every parser's recursion limit.
@@ -126,18 +122,6 @@ def snapshot(root: Path, skip: Sequence[Path] = ()) -> dict[str, str]:
 
 
 # ------------------------------------------------------------- valid inputs
-
-
-def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    """``tiap ARGS`` in this process: (exit status, stdout, stderr)."""
-    capsys.readouterr()
-    try:
-        main(args)
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 SOURCES = [

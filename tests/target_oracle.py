@@ -1,6 +1,6 @@
 """Plain-dict reference implementations of target sets, first ranks and contested credits.
 
-The test oracle for :mod:`tiap.rescore.index` (the arrays every measure and
+The test oracle for :mod:`tiap.rescore.target_index` (the arrays every measure and
 every contested case are computed from): written for clarity, one query at a
 time, straight from the definitions in DESIGN.md.
 """

@@ -3,7 +3,6 @@ stderr and exits 2, never a traceback."""
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
@@ -11,26 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from support.cli import CliResult
 from tiap.cli import main
 
-ENTRY = "from tiap.cli import main; main()"
 
-
-def run_tiap(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """The real command in a fresh interpreter (as the console script runs it)."""
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_HUB_OFFLINE": "1"}
-    return subprocess.run(
-        [sys.executable, "-c", ENTRY, *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
-def assert_one_line_error(proc: subprocess.CompletedProcess[str], *fragments: str) -> str:
+def assert_one_line_error(proc: CliResult, *fragments: str) -> str:
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
     lines = proc.stderr.strip().splitlines()
@@ -54,15 +38,15 @@ def broken_bundle(root: Path) -> Path:
     return root
 
 
-def test_bad_bundle_is_one_line_with_file_and_line(tmp_path: Path) -> None:
+def test_bad_bundle_is_one_line_with_file_and_line(tiap_cli, tmp_path: Path) -> None:
     root = broken_bundle(tmp_path / "b")
-    proc = run_tiap("cases", "extract", str(root), "--db", "w.sqlite", cwd=tmp_path)
+    proc = tiap_cli.subprocess("cases", "extract", str(root), "--db", "w.sqlite", cwd=tmp_path)
     line = assert_one_line_error(proc, f"{root / 'queries.jsonl'}:2: malformed JSON")
     assert proc.stdout == ""
     assert line
 
 
-def test_error_quoting_file_content_is_inert(tmp_path: Path) -> None:
+def test_error_quoting_file_content_is_inert(tiap_cli, tmp_path: Path) -> None:
     """A message that quotes a file's content shows its controls as placeholders:
     no escape sequence of the data reaches the terminal through an error."""
     root = broken_bundle(tmp_path / "b")
@@ -74,48 +58,48 @@ def test_error_quoting_file_content_is_inert(tmp_path: Path) -> None:
     (root / "runs" / "r.jsonl").write_text(
         '{"query_id": "q1", "ranking": ["' + hostile + '"]}\n', encoding="utf-8"
     )
-    proc = run_tiap("cases", "extract", str(root), "--db", "w.sqlite", cwd=tmp_path)
+    proc = tiap_cli.subprocess("cases", "extract", str(root), "--db", "w.sqlite", cwd=tmp_path)
     line = assert_one_line_error(proc, "unknown memory id 'm␛]0;PWNED␇␛[31m\\x9b2J\\u202e'")
     assert line.endswith("in ranking of query 'q1' (not in store 's')")
     assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e]", proc.stderr)
 
 
-def test_missing_inputs(tmp_path: Path) -> None:
-    proc = run_tiap("cases", "extract", "nowhere", "--db", "w.sqlite", cwd=tmp_path)
+def test_missing_inputs(tiap_cli, tmp_path: Path) -> None:
+    proc = tiap_cli.subprocess("cases", "extract", "nowhere", "--db", "w.sqlite", cwd=tmp_path)
     assert_one_line_error(proc, "nowhere: bundle directory not found")
-    proc = run_tiap("cases", "list", "--db", "absent.sqlite", cwd=tmp_path)
+    proc = tiap_cli.subprocess("cases", "list", "--db", "absent.sqlite", cwd=tmp_path)
     assert_one_line_error(proc, "absent.sqlite: workspace not found")
     assert not (tmp_path / "absent.sqlite").exists()
 
 
-def test_not_a_workspace(tmp_path: Path) -> None:
+def test_not_a_workspace(tiap_cli, tmp_path: Path) -> None:
     (tmp_path / "junk.sqlite").write_bytes(b"not sqlite at all" * 64)
-    proc = run_tiap("cases", "show", "c-1", "--db", "junk.sqlite", cwd=tmp_path)
+    proc = tiap_cli.subprocess("cases", "show", "c-1", "--db", "junk.sqlite", cwd=tmp_path)
     assert_one_line_error(proc, "not a tiap workspace")
 
 
-def test_usage_errors_exit_2_without_traceback(tmp_path: Path) -> None:
-    proc = run_tiap("cases", "extract", cwd=tmp_path)
+def test_usage_errors_exit_2_without_traceback(tiap_cli, tmp_path: Path) -> None:
+    proc = tiap_cli.subprocess("cases", "extract", cwd=tmp_path)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
     assert "missing argument 'bundle'" in proc.stderr.lower()
-    proc = run_tiap("frobnicate", cwd=tmp_path)
+    proc = tiap_cli.subprocess("frobnicate", cwd=tmp_path)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
-    proc = run_tiap("cases", "sample", "--db", "w.sqlite", "--n", "many", cwd=tmp_path)
+    proc = tiap_cli.subprocess("cases", "sample", "--db", "w.sqlite", "--n", "many", cwd=tmp_path)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
 
 
-def test_help_and_version(tmp_path: Path) -> None:
-    proc = run_tiap("--help", cwd=tmp_path)
+def test_help_and_version(tiap_cli, tmp_path: Path) -> None:
+    proc = tiap_cli.subprocess("--help", cwd=tmp_path)
     assert proc.returncode == 0
     assert "cases" in proc.stdout
-    proc = run_tiap("cases", "--help", cwd=tmp_path)
+    proc = tiap_cli.subprocess("cases", "--help", cwd=tmp_path)
     assert proc.returncode == 0
     for command in ("extract", "sample", "list", "show", "subsets"):
         assert command in proc.stdout
-    proc = run_tiap("--version", cwd=tmp_path)
+    proc = tiap_cli.subprocess("--version", cwd=tmp_path)
     assert proc.returncode == 0
     assert proc.stdout.startswith("tiap ")
 

@@ -19,8 +19,6 @@ The variants are generated from a fixed seed: every run tries the same ones.
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -33,7 +31,6 @@ from fuzz_support import (
     as_directory,
     content,
     jsonl,
-    run_cli,
     snapshot,
     write_bundle,
     write_labels,
@@ -95,14 +92,12 @@ def work(tmp_path: Path, template_workspace: Path) -> Path:
 
 
 @pytest.mark.parametrize(("kind", "variant"), CASES)
-def test_malformed_input(
-    kind: Kind, variant: Variant, work: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_malformed_input(tiap_cli, kind: Kind, variant: Variant, work: Path) -> None:
     root = work / "input" / kind.name
     kind.write(root)
     variant.write(root / variant.target)
     before = snapshot(work)
-    code, _, err = run_cli(kind.command(root, work), capsys)
+    code, _, err = tiap_cli(kind.command(root, work))
     if variant.exit == 0:
         assert code == 0, f"{variant.id}: a tolerated variant was refused: {err}"
         written = ("out", "w.sqlite", "w.sqlite-wal", "w.sqlite-shm")
@@ -114,13 +109,13 @@ def test_malformed_input(
 
 
 @pytest.mark.parametrize(("key", "value"), PANEL_RANGES, ids=[f"{k}-{v}" for k, v in PANEL_RANGES])
-def test_panel_ranges(key: str, value: str, work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_panel_ranges(tiap_cli, key: str, value: str, work: Path) -> None:
     root = work / "input" / "panel"
     write_panel(root)
     kept = "\n".join(ln for ln in PANEL_TEXT.splitlines() if not ln.startswith(f"{key} ="))
     (root / "panel.toml").write_text(f"{key} = {value}\n{kept}\n")
     before = snapshot(work)
-    code, _, err = run_cli(panel_args(root, work), capsys)
+    code, _, err = tiap_cli(panel_args(root, work))
     assert_refused(code, err, Variant(f"{key}-{value}", "panel.toml", content(b"")), root)
     assert snapshot(work) == before
 
@@ -200,14 +195,12 @@ def test_number_options_have_thirty_variants() -> None:
     NUMBER_CASES,
     ids=[f"{c}{'=' if o[1] else ''}{' '.join(o)[:40]}" for c, o in NUMBER_CASES],
 )
-def test_bad_number_option(
-    command: str, option: list[str], work: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_bad_number_option(tiap_cli, command: str, option: list[str], work: Path) -> None:
     (work / "labels.csv").write_text("".join(f"{ln}\n" for ln in CSV_LINES))
     (work / "data.json").write_text("[]")
     before = snapshot(work)
     bundle_before = snapshot(sample_bundle_path())
-    code, _, err = run_cli([*_number_args(command, work), *option], capsys)
+    code, _, err = tiap_cli(*_number_args(command, work), *option)
     assert code == 2, f"{option}: exit {code}: {err}"
     assert "Traceback" not in err
     lines = err.strip().splitlines()
@@ -233,7 +226,7 @@ def test_bad_number_option(
     ],
 )  # fmt: skip
 def test_console_script_prints_one_line(
-    setup: str, args: list[str], fragment: str, work: Path
+    tiap_cli, setup: str, args: list[str], fragment: str, work: Path
 ) -> None:
     root = work / "input" / "b"
     write_bundle(root)
@@ -246,13 +239,7 @@ def test_console_script_prints_one_line(
         (root / "labels.jsonl").write_bytes(jsonl(LABELS[:1]) + deep + b"\n")
     before = snapshot(work)
     filled = [a.format(root=root, work=work) for a in args]
-    proc = subprocess.run(
-        [sys.executable, "-c", "from tiap.cli import main; main()", *filled],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    proc = tiap_cli.subprocess(*filled, timeout=120)
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
     lines = proc.stderr.strip().splitlines()

@@ -26,7 +26,6 @@ from fuzz_support import (
     LABELS,
     TREC,
     jsonl,
-    run_cli,
     snapshot,
     write_bundle,
     write_lmeb,
@@ -91,16 +90,22 @@ def test_shared_checks_and_their_messages() -> None:
         limits.check_resamples("--resamples", 0, minimum=1, maximum=10)
 
 
-def test_agreement_limits_keep_their_names() -> None:
-    from tiap.agreement import limits as agreement_limits
+def test_agreement_settings_are_checked_by_tiap_limits() -> None:
+    import importlib.util
 
-    assert agreement_limits.MAX_RESAMPLES == limits.MAX_RESAMPLES
-    assert agreement_limits.SEED_LIMIT == limits.SEED_LIMIT == 2**63
-    assert agreement_limits.check_seed is limits.check_seed
+    assert importlib.util.find_spec("tiap.agreement.limits") is None  # one home for limits
+    assert limits.SEED_LIMIT == 2**63
     with pytest.raises(TiapError, match="quorum 4 exceeds the 3 voter"):
-        agreement_limits.check_quorum("quorum", 4, 3)
+        limits.check_quorum("quorum", 4, 3)
+    with pytest.raises(TiapError, match="quorum must be at least 1"):
+        limits.check_quorum("quorum", 0)
+    with pytest.raises(TiapError, match="quorum must be at most 10,000"):
+        limits.check_quorum("quorum", limits.MAX_QUORUM + 1)
     with pytest.raises(TiapError, match="resamples must be between 0"):
-        agreement_limits.check_resamples("resamples", limits.MAX_RESAMPLES + 1)
+        limits.check_resamples("resamples", limits.MAX_RESAMPLES + 1)
+    assert limits.check_share_threshold("--min-valid", 1) == 1.0
+    with pytest.raises(TiapError, match=r"--min-valid must be a finite number in \[0, 1\]"):
+        limits.check_share_threshold("--min-valid", 1.5)
 
 
 # ---------------------------------------------------------------------- the Python API
@@ -218,7 +223,7 @@ def test_audit_settings_check_every_number(
     ],
 )
 def test_command_line_numbers_are_one_line(
-    bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], fragment: str
+    tiap_cli, bundle: Path, tmp_path: Path, args: list[str], fragment: str
 ) -> None:
     from tiap.cases.workspace import Workspace
 
@@ -226,20 +231,20 @@ def test_command_line_numbers_are_one_line(
     before = snapshot(tmp_path)
     filled = [a.format(b=bundle, o=tmp_path / "out", w=tmp_path / "w.sqlite") for a in args]
     started = time.perf_counter()
-    code, _, err = run_cli(filled, capsys)
+    code, _, err = tiap_cli(filled)
     assert fragment in one_line(code, err)
     assert time.perf_counter() - started < 10
     assert snapshot(tmp_path) == before
 
 
-def test_k_in_bundle_toml(bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_k_in_bundle_toml(tiap_cli, bundle: Path, tmp_path: Path) -> None:
     toml = bundle / "bundle.toml"
     toml.write_text(toml.read_text().replace("k = 3", f"k = {HUGE}"))
     for args in (
         ["rescore", str(bundle), "--out", str(tmp_path / "o")],
         ["cases", "extract", str(bundle), "--db", str(tmp_path / "w.sqlite")],
     ):
-        code, _, err = run_cli(args, capsys)
+        code, _, err = tiap_cli(args)
         line = one_line(code, err)
         assert f"{toml}: field 'k': must be at most 100,000 (got {HUGE})" in line
     assert not (tmp_path / "w.sqlite").exists()
@@ -340,9 +345,7 @@ def test_trec_cross_references_name_the_line(bundle: Path) -> None:
     assert str(err.value) == f"{trec}:5: unknown query id 'q9'"
 
 
-def test_a_byte_order_mark_is_accepted_everywhere(
-    bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_byte_order_mark_is_accepted_everywhere(tiap_cli, bundle: Path, tmp_path: Path) -> None:
     for p in [bundle / "bundle.toml", *bundle.glob("*.jsonl"), *bundle.glob("*/*.jsonl")]:
         p.write_bytes(BOM + p.read_bytes())
     assert [q.query_id for q in read_bundle(bundle).queries] == ["q1", "q2", "q3"]
@@ -353,8 +356,8 @@ def test_a_byte_order_mark_is_accepted_everywhere(
     write_lmeb(task)
     for p in task.iterdir():
         p.write_bytes(BOM + p.read_bytes())
-    code, _, err = run_cli(["traces", "build", "lmeb", str(task), "--out", str(tmp_path / "o"),
-                            "-r", "none", "-q"], capsys)  # fmt: skip
+    code, _, err = tiap_cli("traces", "build", "lmeb", str(task), "--out", str(tmp_path / "o"),
+                            "-r", "none", "-q")  # fmt: skip
     assert code == 0, err
     queries = (tmp_path / "o" / "queries.jsonl").read_text().splitlines()
     assert [json.loads(q)["query_id"] for q in queries] == ["q1", "q2", "q3"]
@@ -433,13 +436,11 @@ def _spaced_task(root: Path) -> Path:
     return root
 
 
-def test_trec_runs_with_spaced_ids_are_refused_before_writing(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_trec_runs_with_spaced_ids_are_refused_before_writing(tiap_cli, tmp_path: Path) -> None:
     task = _spaced_task(tmp_path / "task")
     out = tmp_path / "out"
-    code, _, err = run_cli(["traces", "build", "lmeb", str(task), "--out", str(out), "-q",
-                            "--run-format", "trec"], capsys)  # fmt: skip
+    code, _, err = tiap_cli("traces", "build", "lmeb", str(task), "--out", str(out), "-q",
+                            "--run-format", "trec")  # fmt: skip
     line = one_line(code, err)
     assert "cannot write the runs as TREC: run 'bm25-raw': query id 'q 1' holds whitespace" in line
     assert "--run-format jsonl" in line
@@ -447,13 +448,13 @@ def test_trec_runs_with_spaced_ids_are_refused_before_writing(
     # an existing bundle is not cleared by --force either
     out.mkdir()
     (out / "bundle.toml").write_text("kept")
-    code, _, err = run_cli(["traces", "build", "lmeb", str(task), "--out", str(out), "-q",
-                            "--run-format", "trec", "--force"], capsys)  # fmt: skip
+    code, _, err = tiap_cli("traces", "build", "lmeb", str(task), "--out", str(out), "-q",
+                            "--run-format", "trec", "--force")  # fmt: skip
     one_line(code, err)
     assert (out / "bundle.toml").read_text() == "kept"
     # JSON Lines hold them, and read back
-    code, _, err = run_cli(["traces", "build", "lmeb", str(task), "--out", str(tmp_path / "j"),
-                            "-q"], capsys)  # fmt: skip
+    code, _, err = tiap_cli("traces", "build", "lmeb", str(task), "--out", str(tmp_path / "j"),
+                            "-q")  # fmt: skip
     assert code == 0, err
     assert "q 1" in read_bundle(tmp_path / "j").rankings("bm25-raw")
 
@@ -474,14 +475,12 @@ def test_write_bundle_refuses_trec_ids_it_cannot_write(bundle: Path, tmp_path: P
 # ----------------------------------------------------------------- no query left
 
 
-def test_a_build_with_every_query_excluded_says_why(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_build_with_every_query_excluded_says_why(tiap_cli, tmp_path: Path) -> None:
     task = tmp_path / "task"
     write_lmeb(task)
     (task / "qrels.tsv").write_text("q1\td1\t0\nq2\td2\t0\n")
-    code, _, err = run_cli(["traces", "build", "lmeb", str(task), "--out", str(tmp_path / "o"),
-                            "-r", "none"], capsys)  # fmt: skip
+    code, _, err = tiap_cli("traces", "build", "lmeb", str(task), "--out", str(tmp_path / "o"),
+                            "-r", "none")  # fmt: skip
     line = one_line(code, err)
     assert (
         "task: no queries to build a bundle from: all 3 were excluded (query_no_evidence 3)" in line
@@ -490,7 +489,7 @@ def test_a_build_with_every_query_excluded_says_why(
 
 
 def test_rescoring_a_bundle_without_queries_says_why(
-    bundle: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    tiap_cli, bundle: Path, tmp_path: Path
 ) -> None:
     from tiap.rescore import rescore_bundle
 
@@ -510,7 +509,7 @@ def test_rescoring_a_bundle_without_queries_says_why(
         ],
     }  # fmt: skip
     (bundle / "build_report.json").write_text(json.dumps(report))
-    code, _, err = run_cli(["rescore", str(bundle), "--out", str(tmp_path / "o")], capsys)
+    code, _, err = tiap_cli("rescore", str(bundle), "--out", str(tmp_path / "o"))
     line = one_line(code, err)
     assert line.endswith(
         "the bundle has no queries: the build excluded all 3 (query_no_evidence 2, "

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from fuzz_support import CSV_LINES, run_cli, snapshot, write_bundle, write_lmeb
+from fuzz_support import CSV_LINES, snapshot, write_bundle, write_lmeb
 
 
 @pytest.fixture
@@ -90,29 +90,30 @@ def test_every_case_is_tried(inputs: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_bad_input_creates_no_workspace(
-    inputs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str
-) -> None:
+def test_bad_input_creates_no_workspace(tiap_cli, inputs: Path, tmp_path: Path, case: str) -> None:
     work = tmp_path / "work"
     work.mkdir()
     args, fragment = _cases(inputs, work)[case]
     before = snapshot(tmp_path)
-    code, _, err = run_cli(args, capsys)
+    code, _, err = tiap_cli(args)
     assert code == 2, (args, err)
     assert err.count("\n") == 1, err
     assert fragment in err, (fragment, err)
     assert snapshot(tmp_path) == before  # no workspace, no --out, inputs as they were
 
 
-def test_good_input_still_creates_the_workspace(
-    inputs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_good_input_still_creates_the_workspace(tiap_cli, inputs: Path, tmp_path: Path) -> None:
     db = tmp_path / "w.sqlite"
-    code, _, err = run_cli(
-        ["cases", "from-qrels", str(inputs / "task"), "--db", str(db), "--per-dataset", "2"],
-        capsys,
+    code, _, err = tiap_cli(
+        "cases",
+        "from-qrels",
+        str(inputs / "task"),
+        "--db",
+        str(db),
+        "--per-dataset",
+        "2",
     )
     assert code == 0, err
     assert db.is_file()
-    code, _, err = run_cli(["cases", "extract", str(inputs / "bundle"), "--db", str(db)], capsys)
+    code, _, err = tiap_cli("cases", "extract", str(inputs / "bundle"), "--db", str(db))
     assert code == 0, err

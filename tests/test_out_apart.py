@@ -17,7 +17,6 @@ import pytest
 from fuzz_support import (
     LABELS,
     jsonl,
-    run_cli,
     snapshot,
     workspace_with_cases,
     write_bundle,
@@ -38,7 +37,7 @@ def refused(code: int, err: str, *fragments: str) -> None:
 @pytest.mark.parametrize("where", ["same", "inside", "holds", "link"])
 @pytest.mark.parametrize("force", [True, False])
 def test_build_lmeb_never_writes_into_its_task(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], where: str, force: bool
+    tiap_cli, tmp_path: Path, where: str, force: bool
 ) -> None:
     task = tmp_path / "data" / "task"
     write_lmeb(task)
@@ -52,7 +51,7 @@ def test_build_lmeb_never_writes_into_its_task(
         out.symlink_to(task)
     before = snapshot(tmp_path)
     args = ["traces", "build", "lmeb", str(task), "--out", str(out), "-r", "none", "-q"]
-    code, _, err = run_cli(args + (["--force"] if force else []), capsys)
+    code, _, err = tiap_cli(args + (["--force"] if force else []))
     problem = {
         "same": "is the input",
         "inside": "lies inside the input",
@@ -62,16 +61,21 @@ def test_build_lmeb_never_writes_into_its_task(
     refused(code, err, f"--out {out}: {problem} {task}")
     assert snapshot(tmp_path) == before
     # the task is still readable, and a bundle apart from it is built
-    code, _, err = run_cli(
-        ["traces", "build", "lmeb", str(task), "--out", str(tmp_path / "b"), "-r", "none", "-q"],
-        capsys,
+    code, _, err = tiap_cli(
+        "traces",
+        "build",
+        "lmeb",
+        str(task),
+        "--out",
+        str(tmp_path / "b"),
+        "-r",
+        "none",
+        "-q",
     )
     assert code == 0, err
 
 
-def test_every_command_with_inputs_and_an_output(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_every_command_with_inputs_and_an_output(tiap_cli, tmp_path: Path) -> None:
     bundle = tmp_path / "bundle"
     write_bundle(bundle)
     task = tmp_path / "task"
@@ -104,7 +108,7 @@ def test_every_command_with_inputs_and_an_output(
     ]  # fmt: skip
     for args, fragment in cases:
         before = snapshot(tmp_path)
-        code, _, err = run_cli(args, capsys)
+        code, _, err = tiap_cli(args)
         refused(code, err, fragment)
         assert snapshot(tmp_path) == before, args
 

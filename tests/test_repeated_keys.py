@@ -19,7 +19,6 @@ import pytest
 from fuzz_support import (
     LABELS,
     jsonl,
-    run_cli,
     snapshot,
     workspace_with_cases,
     write_bundle,
@@ -84,9 +83,7 @@ def test_an_lmeb_corpus_line_with_a_repeated_key(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("command", ["agreement", "import"])
-def test_a_labels_line_with_a_repeated_label(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
-) -> None:
+def test_a_labels_line_with_a_repeated_label(tiap_cli, tmp_path: Path, command: str) -> None:
     path = tmp_path / "labels.jsonl"
     repeated = '{"case_id": "c1", "rater": "ja", "label": "supports", "label": "partial"}\n'
     path.write_bytes(jsonl(LABELS[:2]) + repeated.encode() + jsonl(LABELS[2:]))
@@ -98,7 +95,7 @@ def test_a_labels_line_with_a_repeated_label(
     if command == "import":
         workspace_with_cases(db, ["c0", "c1", "c2"])
     before = snapshot(tmp_path)
-    code, _, err = run_cli(args, capsys)
+    code, _, err = tiap_cli(args)
     assert code == 2, err
     assert err == f"tiap: error: {path}:3: key 'label' {REPEATED}\n"
     assert snapshot(tmp_path) == before

@@ -1,9 +1,10 @@
 """Library calls leave the process as they found it; tiap.runtime.tuned() applies the
 process tuning only inside its block and restores everything on exit.
 
-Checked after reading a bundle, judging with the offline panel (litellm in process)
-and a terminal-app session: the garbage collector (enabled, frozen objects,
-thresholds), the environment, and litellm's globals that tiap's calls need.
+Checked after reading a bundle, judging through litellm (a panel on the litellm
+route against a loopback server) and a terminal-app session: the garbage collector
+(enabled, frozen objects, thresholds), the environment, and litellm's globals that
+tiap's calls need.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from support.loopback import LoopbackServer, Script
 from tiap import runtime
 from tiap.cases import Workspace
 from tiap.cases.extract import extract_cases
@@ -85,9 +87,32 @@ def workspace(tmp_path: Path, sample_bundle_dir: Path) -> Path:
     return path
 
 
-async def _judge(path: Path) -> int:
+KEY_ENV = "TIAP_TEST_RUNTIME_KEY"
+
+
+@pytest.fixture
+def litellm_panel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Two judges on the litellm route, answering from a loopback server."""
+    monkeypatch.setenv(KEY_ENV, "sk-test-runtime")
+    with LoopbackServer(Script()) as server:
+        lines = ['name = "lite"', "temperature = 0", "max_tokens = 50", "timeout_s = 10"]
+        for name in ("a", "b"):
+            lines += [
+                "[[judges]]",
+                f'name = "{name}"',
+                'model = "openai/gpt-4o-mini"',
+                'route = "litellm"',
+                f'api_base = "{server.url}"',
+                f'api_key_env = "{KEY_ENV}"',
+            ]
+        path = tmp_path / "lite.toml"
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        yield path
+
+
+async def _judge(path: Path, panel: Path) -> int:
     with Workspace(path) as ws:
-        plan = plan_run(ws, load_panel("offline"), load_rubric(), subset="validation")
+        plan = plan_run(ws, load_panel(str(panel)), load_rubric(), subset="validation")
         summary = await execute(ws, plan)
     return summary.calls
 
@@ -103,12 +128,12 @@ def test_read_bundle_leaves_the_process_alone(sample_bundle_dir: Path, clean_gc:
     assert process_state() == before
 
 
-async def test_judging_with_the_offline_panel_leaves_the_process_alone(
-    workspace: Path, clean_gc: None
+async def test_judging_through_litellm_leaves_the_process_alone(
+    workspace: Path, litellm_panel: Path, clean_gc: None
 ) -> None:
     before = process_state()
-    calls = await _judge(workspace)
-    assert calls == 30  # 6 cases x 5 judges, through litellm
+    calls = await _judge(workspace, litellm_panel)
+    assert calls == 12  # 6 cases x 2 judges, through litellm
     after = process_state()
     assert after == {**before, "litellm": after["litellm"]}
     if before["litellm"] is not None:  # imported by an earlier test: compare it too
@@ -121,7 +146,7 @@ async def test_judging_with_the_offline_panel_leaves_the_process_alone(
         conn.execute("DELETE FROM model_calls")
     litellm.suppress_debug_info = False
     before = process_state()
-    assert await _judge(workspace) == 30
+    assert await _judge(workspace, litellm_panel) == 12
     assert process_state() == before
 
 
@@ -190,11 +215,11 @@ def test_tuned_keeps_a_callers_frozen_objects(clean_gc: None) -> None:
 
 
 async def test_judging_inside_tuned_freezes_litellm_until_the_block_ends(
-    workspace: Path, clean_gc: None
+    workspace: Path, litellm_panel: Path, clean_gc: None
 ) -> None:
     before = process_state()
     with runtime.tuned():
-        assert await _judge(workspace) == 30
+        assert await _judge(workspace, litellm_panel) == 12
         assert gc.get_freeze_count() > 0  # litellm's import-time objects
     after = process_state()
     assert after == {**before, "litellm": after["litellm"]}

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from bundle_support import make_bundle, mem
-from fuzz_support import run_cli, workspace_with_cases
+from fuzz_support import workspace_with_cases
 from tiap.cases.models import LabelRecord
 from tiap.cases.workspace import Workspace
 from tiap.cells import FORMULA_STARTS, neutral, restore
@@ -118,11 +118,11 @@ def _no_formula(rows: list[list[str]]) -> None:
 
 @pytest.mark.parametrize("suffix", [".csv", ".tsv"])
 def test_labels_export_neutralises_and_import_round_trips(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], suffix: str
+    tiap_cli, tmp_path: Path, suffix: str
 ) -> None:
     db = _workspace(tmp_path / "w.sqlite")
     out = tmp_path / f"labels{suffix}"
-    code, _, err = run_cli(["labels", "export", "--db", str(db), "--out", str(out)], capsys)
+    code, _, err = tiap_cli("labels", "export", "--db", str(db), "--out", str(out))
     assert code == 0, err
     rows = _cells(out)
     _no_formula(rows)
@@ -135,10 +135,10 @@ def test_labels_export_neutralises_and_import_round_trips(
     # the import reads back exactly what the workspace holds (the people's rows)
     people = tmp_path / f"people{suffix}"
     export = ["labels", "export", "--db", str(db), "--out", str(people), "--rater-kind", "human"]
-    assert run_cli(export, capsys)[0] == 0
+    assert tiap_cli(export)[0] == 0
     other = workspace_with_cases(tmp_path / "other.sqlite", ["c0", "c1"])
     args = ["labels", "import", str(people), "--db", str(other), "--rater-kind", "human"]
-    code, _, err = run_cli(args, capsys)
+    code, _, err = tiap_cli(args)
     assert code == 0, err
     with Workspace.open_readonly(db) as a, Workspace.open_readonly(other) as b:
         mine = {(r.case_id, r.rater, r.note) for r in a.latest_labels(rater_kind="human")}
@@ -150,9 +150,15 @@ def test_labels_export_neutralises_and_import_round_trips(
     assert ("c0", '=HYPERLINK("http://x","y") 0', "''@twice") in theirs
     # and a report on the export names the raters as they are
     report = tmp_path / "report"
-    code, _, err = run_cli(
-        ["agreement", "report", "--labels", str(out), "--out", str(report), "--resamples", "0"],
-        capsys,
+    code, _, err = tiap_cli(
+        "agreement",
+        "report",
+        "--labels",
+        str(out),
+        "--out",
+        str(report),
+        "--resamples",
+        "0",
     )
     assert code == 0, err
     data = json.loads((report / "report.json").read_text(encoding="utf-8"))
@@ -160,18 +166,16 @@ def test_labels_export_neutralises_and_import_round_trips(
     assert {'=HYPERLINK("http://x","y") 0', "''@twice 7", "+1+2 1"} <= names
 
 
-def test_a_jsonl_export_keeps_the_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_jsonl_export_keeps_the_text(tiap_cli, tmp_path: Path) -> None:
     db = _workspace(tmp_path / "w.sqlite")
     out = tmp_path / "labels.jsonl"
-    code, _, err = run_cli(["labels", "export", "--db", str(db), "--out", str(out)], capsys)
+    code, _, err = tiap_cli("labels", "export", "--db", str(db), "--out", str(out))
     assert code == 0, err
     raters = {json.loads(line)["rater"] for line in out.read_text(encoding="utf-8").splitlines()}
     assert '=HYPERLINK("http://x","y") 0' in raters
 
 
-def test_per_query_csv_quotes_text_ids_and_keeps_numbers(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_per_query_csv_quotes_text_ids_and_keeps_numbers(tiap_cli, tmp_path: Path) -> None:
     from tiap.traces.bundle import write_bundle
 
     queries = {"=1+1": ["s1"], "@q": ["s2"], "-3": ["s3"], "-0.5": ["s1"], "+x": ["s2"]}
@@ -182,8 +186,8 @@ def test_per_query_csv_quotes_text_ids_and_keeps_numbers(
     root = tmp_path / "b"
     write_bundle(bundle, root)
     out = tmp_path / "out"
-    code, _, err = run_cli(
-        ["rescore", str(root), "--out", str(out), "--k", "2", "--resamples", "10"], capsys
+    code, _, err = tiap_cli(
+        "rescore", str(root), "--out", str(out), "--k", "2", "--resamples", "10"
     )
     assert code == 0, err
     rows = _cells(out / "per_query.csv")
@@ -198,9 +202,7 @@ def test_per_query_csv_quotes_text_ids_and_keeps_numbers(
     assert b"\r" not in (out / "per_query.csv").read_bytes()
 
 
-def test_qrels_exports_quote_ids_and_tiap_reads_them_back(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_qrels_exports_quote_ids_and_tiap_reads_them_back(tiap_cli, tmp_path: Path) -> None:
     from tiap.traces.bundle import read_bundle, write_bundle
 
     queries = {"=q1": ["@s1"], "q2": ["-s2"], "-7": ["s3"]}
@@ -209,7 +211,7 @@ def test_qrels_exports_quote_ids_and_tiap_reads_them_back(
     root = tmp_path / "b"
     write_bundle(bundle, root)
     task = tmp_path / "task"
-    code, out, err = run_cli(["traces", "export", "lmeb", str(root), str(task)], capsys)
+    code, out, err = tiap_cli("traces", "export", "lmeb", str(root), str(task))
     assert code == 0, err
     assert "note: 3 ids begin like a spreadsheet formula" in out
     qrels = (task / "qrels.tsv").read_text(encoding="utf-8").splitlines()
@@ -217,8 +219,8 @@ def test_qrels_exports_quote_ids_and_tiap_reads_them_back(
     assert (task / "qrels" / "test.tsv").read_text(encoding="utf-8").splitlines()[1:] == qrels
     # corpus.jsonl and queries.jsonl keep the ids exactly; the build reads them back
     built = tmp_path / "built"
-    code, _, err = run_cli(
-        ["traces", "build", "lmeb", str(task), "--out", str(built), "-r", "none", "-q"], capsys
+    code, _, err = tiap_cli(
+        "traces", "build", "lmeb", str(task), "--out", str(built), "-r", "none", "-q"
     )
     assert code == 0, err
     assert {q.query_id: q.evidence for q in read_bundle(built).queries} == queries

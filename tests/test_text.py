@@ -7,6 +7,7 @@ import unicodedata
 
 import pytest
 
+from support.markdown_render import md_tags, md_text
 from tiap.text import inert, inert_html, inert_md
 
 #: every character a terminal may act on, except newline and tab
@@ -109,8 +110,8 @@ def test_other_objects_are_shown_as_their_str() -> None:
     [
         ("a|b", "a\\|b"),
         ("`code`", "\\`code\\`"),
-        ("<script>alert(1)</script>", "&lt;script&gt;alert(1)&lt;/script&gt;"),
-        ("&amp; & x", "&amp;amp; &amp; x"),
+        ("<script>alert(1)</script>", "\\<script\\>alert(1)\\</script\\>"),
+        ("&amp; & x", "\\&amp; \\& x"),
         ("[link](http://x) ![img](y)", "\\[link\\](http://x) !\\[img\\](y)"),
         (
             "*bold* **b** _em_ ~~strike~~ $math$",
@@ -126,7 +127,7 @@ def test_other_objects_are_shown_as_their_str() -> None:
         ("===", "\\==="),
         ("1. first", "1\\. first"),
         ("2) second", "2\\) second"),
-        ("> quote", "&gt; quote"),
+        ("> quote", "\\> quote"),
         ("-0.25", "-0.25"),
         ("--no-humans: judges only", "--no-humans: judges only"),
         ("1.5 points", "1.5 points"),
@@ -138,6 +139,31 @@ def test_other_objects_are_shown_as_their_str() -> None:
 )
 def test_markdown_escaping(raw: str, md: str) -> None:
     assert inert_md(raw) == md
+
+
+HOSTILE_MD = [
+    "<script>alert(1)</script>",
+    "<img src=x onerror=alert(1)>",
+    "&amp; &lt;b&gt; &#60;i&#62;",
+    "<http://example.com> and https://example.com",
+    "[link](http://x) ![img](y) [ref]",
+    "*bold* **b** _em_ __strong__ ~~strike~~ `code`",
+    "# heading",
+    "> quote",
+    "- item",
+    "1. first",
+    "a|b|c",
+    "back\\slash \\<b\\>",
+]
+
+
+@pytest.mark.parametrize("raw", HOSTILE_MD)
+def test_markdown_renders_as_the_text_it_escapes(raw: str) -> None:
+    # a CommonMark renderer (independent of tiap) makes one paragraph of it, no other
+    # element, and the reader sees the text as it was
+    md = inert_md(raw)
+    assert md_tags(md) == {"p"}
+    assert md_text(md).strip() == raw
 
 
 def test_markdown_cell_is_one_line_without_controls() -> None:

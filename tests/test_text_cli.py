@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from test_cli_errors import assert_one_line_error, run_tiap
+from test_cli_errors import assert_one_line_error
 from tiap.cases.models import Case, EvidenceItem, LabelRecord, rank_bucket
 from tiap.cases.workspace import Workspace
-from tiap.cli.app import fail
+from tiap.cli.root import fail
 from tiap.text import inert
 
 #: every C0/C1 control but newline and tab, DEL, bidi overrides and isolates
@@ -74,9 +74,9 @@ def _assert_inert(*outputs: str) -> None:
         assert found is None, f"{found!r} in {out!r}"
 
 
-def test_cases_show_prints_placeholders(tmp_path: Path) -> None:
+def test_cases_show_prints_placeholders(tiap_cli, tmp_path: Path) -> None:
     db = _workspace(tmp_path / "w.sqlite")
-    proc = run_tiap("cases", "show", "c0", "--db", str(db), cwd=tmp_path)
+    proc = tiap_cli("cases", "show", "c0", "--db", str(db), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     _assert_inert(proc.stdout, proc.stderr)
     assert f"  {inert(MEMORY)}" in proc.stdout.splitlines()
@@ -87,25 +87,25 @@ def test_cases_show_prints_placeholders(tmp_path: Path) -> None:
     assert "judge␛]0;J␇ [judge]: (none: provider said ␛[2J␛[H [red]boom[/red])" in proc.stdout
 
 
-def test_cases_show_json_keeps_the_stored_text(tmp_path: Path) -> None:
+def test_cases_show_json_keeps_the_stored_text(tiap_cli, tmp_path: Path) -> None:
     db = _workspace(tmp_path / "w.sqlite")
-    proc = run_tiap("cases", "show", "c0", "--db", str(db), "--json", cwd=tmp_path)
+    proc = tiap_cli("cases", "show", "c0", "--db", str(db), "--json", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["case"]["memory_text"] == MEMORY
     assert data["case"]["question"] == QUESTION
     assert data["labels"][0]["rater"] == "judge\x1b]0;J\x07"
     assert "\x1b" not in proc.stdout  # JSON escapes C0 controls itself (\u001b)
-    listed = run_tiap("cases", "list", "--db", str(db), "--json", cwd=tmp_path)
+    listed = tiap_cli("cases", "list", "--db", str(db), "--json", cwd=tmp_path)
     assert [json.loads(line)["memory_text"] for line in listed.stdout.splitlines()] == [
         MEMORY,
         MEMORY,
     ]
 
 
-def test_cases_list_prints_placeholders_in_aligned_columns(tmp_path: Path) -> None:
+def test_cases_list_prints_placeholders_in_aligned_columns(tiap_cli, tmp_path: Path) -> None:
     db = _workspace(tmp_path / "w.sqlite")
-    proc = run_tiap("cases", "list", "--db", str(db), "--subset", "val\x1b[31m", cwd=tmp_path)
+    proc = tiap_cli("cases", "list", "--db", str(db), "--subset", "val\x1b[31m", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     _assert_inert(proc.stdout, proc.stderr)
     lines = proc.stdout.splitlines()
@@ -118,17 +118,17 @@ def test_cases_list_prints_placeholders_in_aligned_columns(tmp_path: Path) -> No
     assert lines[-1] == "2 cases"
 
 
-def test_cases_subsets_and_errors_quoting_data_are_inert(tmp_path: Path) -> None:
+def test_cases_subsets_and_errors_quoting_data_are_inert(tiap_cli, tmp_path: Path) -> None:
     db = _workspace(tmp_path / "w.sqlite")
-    proc = run_tiap("cases", "subsets", "--db", str(db), cwd=tmp_path)
+    proc = tiap_cli("cases", "subsets", "--db", str(db), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     _assert_inert(proc.stdout)
     assert proc.stdout.startswith("val␛[31m: 2 cases")
     # an argument echoed in an error, and a rename quoting rater names
-    proc = run_tiap("cases", "show", "c\x1b]0;X\x07", "--db", str(db), cwd=tmp_path)
+    proc = tiap_cli("cases", "show", "c\x1b]0;X\x07", "--db", str(db), cwd=tmp_path)
     line = assert_one_line_error(proc, "no case 'c␛]0;X␇'")
     _assert_inert(line)
-    proc = run_tiap(
+    proc = tiap_cli(
         "cases", "rename-rater", "judge\x1b]0;J\x07", "j\x1b[1m", "--kind", "judge",
         "--db", str(db), cwd=tmp_path,
     )  # fmt: skip
@@ -137,7 +137,7 @@ def test_cases_subsets_and_errors_quoting_data_are_inert(tmp_path: Path) -> None
     assert "labels of judge 'judge␛]0;J␇' to 'j␛[1m'" in proc.stdout
 
 
-def test_agreement_summary_lines_are_inert(tmp_path: Path) -> None:
+def test_agreement_summary_lines_are_inert(tiap_cli, tmp_path: Path) -> None:
     rows = [
         {"case_id": f"c{i}", "rater": rater, "label": label, "dataset": "d\x1b[31m"}
         for i in range(6)
@@ -150,7 +150,7 @@ def test_agreement_summary_lines_are_inert(tmp_path: Path) -> None:
     labels = tmp_path / "labels.jsonl"
     labels.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
     out = tmp_path / "out"
-    proc = run_tiap(
+    proc = tiap_cli(
         "agreement", "report", "--labels", str(labels), "--out", str(out), "--resamples", "0",
         cwd=tmp_path,
     )  # fmt: skip

@@ -26,8 +26,9 @@ from tiap.errors import TiapError
 MAX_K = 100_000
 #: the most bootstrap resamples of an agreement report (0: no intervals).
 MAX_RESAMPLES = 1_000_000
-#: the most bootstrap resamples of a rescore (each resample is a row of every
-#: paired difference, so fewer fit in memory than for an agreement report).
+#: the most bootstrap resamples of a rescore (each resample is a matrix product over
+#: every run's per-query values, once per shared-subset size, so fewer run in a
+#: reasonable time than for an agreement report; memory is bounded either way).
 MAX_RESCORE_RESAMPLES = 100_000
 #: seeds are non-negative integers below this (numpy's and SQLite's 64-bit range).
 SEED_LIMIT = 2**63
@@ -48,6 +49,10 @@ MAX_TOKENS = 1_000_000
 MAX_SECONDS = 86_400.0
 #: the largest character cap of a text (``--max-chars``; 0 means no cap).
 MAX_TEXT_CHARS = 100_000_000
+#: the most voters a quorum can ask for before the voters are known.
+MAX_QUORUM = 10_000
+#: the most raters a sample-size plan is made for (``tiap agreement plan --raters``).
+MAX_RATERS = 1_000
 
 #: integers with more bits than this are not printed in full in messages.
 _SHOWN_BITS = 200
@@ -58,6 +63,8 @@ __all__ = [
     "MAX_CONCURRENCY",
     "MAX_COST_USD",
     "MAX_K",
+    "MAX_QUORUM",
+    "MAX_RATERS",
     "MAX_REPLY_BYTES",
     "MAX_RESAMPLES",
     "MAX_RESCORE_RESAMPLES",
@@ -70,9 +77,15 @@ __all__ = [
     "check_cost",
     "check_float",
     "check_int",
+    "check_interval_width",
     "check_k",
+    "check_kappa",
+    "check_prevalence",
+    "check_quorum",
+    "check_raters",
     "check_resamples",
     "check_seed",
+    "check_share_threshold",
     "show_number",
 ]
 
@@ -167,3 +180,49 @@ def check_cases(name: str, value: object, *, minimum: int = 1) -> int:
 def check_cost(name: str, value: object) -> float:
     """A budget in US dollars: a finite number from 0 to :data:`MAX_COST_USD`."""
     return check_float(name, value, minimum=0.0, maximum=MAX_COST_USD)
+
+
+def check_quorum(name: str, value: object, n_voters: int | None = None) -> int:
+    """A quorum of voters: at least 1 and, when the voters are known, at most their number."""
+    n = check_int(name, value, minimum=1, maximum=MAX_QUORUM)
+    if n_voters is not None and n > n_voters:
+        raise LimitError(
+            name, f"{n} exceeds the {n_voters} voter(s): no case could have a majority"
+        )
+    return n
+
+
+def check_share_threshold(name: str, value: object) -> float:
+    """A threshold on a share: a finite number in [0, 1]."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise LimitError(name, f"must be a number in [0, 1] (got {value!r})")
+    if not math.isfinite(value) or not 0.0 <= value <= 1.0:
+        raise LimitError(name, f"must be a finite number in [0, 1] (got {value!r})")
+    return float(value)
+
+
+def check_kappa(name: str, value: object) -> float:
+    """A kappa (an estimate or a threshold given by hand): a finite number in [-1, 1]."""
+    return check_float(name, value, minimum=-1.0, maximum=1.0)
+
+
+def check_prevalence(name: str, value: object) -> float:
+    """A prevalence: a finite share strictly between 0 and 1 (at 0 or 1 no kappa is
+    defined)."""
+    p = check_float(name, value, minimum=0.0, maximum=1.0)
+    if p in (0.0, 1.0):
+        raise LimitError(name, f"must lie strictly between 0 and 1 (got {p:g})")
+    return p
+
+
+def check_interval_width(name: str, value: object) -> float:
+    """The full width of a confidence interval of a kappa: a finite number in (0, 2]."""
+    w = check_float(name, value, minimum=0.0, maximum=2.0)
+    if w == 0.0:
+        raise LimitError(name, "must be greater than 0 (got 0)")
+    return w
+
+
+def check_raters(name: str, value: object) -> int:
+    """A number of raters for a multi-rater kappa: 2 to :data:`MAX_RATERS`."""
+    return check_int(name, value, minimum=2, maximum=MAX_RATERS)

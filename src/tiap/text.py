@@ -76,9 +76,9 @@ _MD_CHARS = str.maketrans(
         "[": "\\[",
         "]": "\\]",
         "$": "\\$",
-        "&": "&amp;",
-        "<": "&lt;",
-        ">": "&gt;",
+        "&": "\\&",
+        "<": "\\<",
+        ">": "\\>",
     }
 )
 #: ``_`` opens or closes emphasis unless it stands between two letters or digits
@@ -95,8 +95,9 @@ def inert_md(text: object) -> str:
     text: whitespace runs (newlines, tabs) become one space, and ``|``, backticks,
     ``*``, ``~``, ``[``, ``]``, ``$``, backslash, ``_`` outside words, and what would
     start a heading, list item or rule (``# ``, ``- ``, ``+ ``, ``1. ``, ``---``) are
-    backslash-escaped; ``&``, ``<`` and
-    ``>`` become HTML entities (so no raw HTML, no autolink, no block quote)."""
+    backslash-escaped, and so are ``&``, ``<`` and ``>`` (so no raw HTML, entity,
+    autolink or block quote): Markdown's own escapes, which read as the text under
+    ``cat`` too, not HTML entities."""
     s = " ".join(inert(text).split()).translate(_MD_CHARS)
     s = _MD_UNDERSCORE.sub(r"\\_", s)
     return _MD_LEADING.sub(lambda m: f"\\{m[1]}" if m[1] else f"{m[2]}\\{m[3]}", s)

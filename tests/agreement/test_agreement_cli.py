@@ -11,18 +11,9 @@ import pytest
 from agreement_support import add_labels, make_case
 
 from tiap.cases.workspace import Workspace
-from tiap.cli import main
 
 S, P, D = "supports", "partial", "does_not_support"
 TRUTH = [S, S, P, D, D, P, S, D, P, S, D, S]
-
-
-def run(argv: list[str]) -> int:
-    try:
-        main(argv)
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    return 0
 
 
 @pytest.fixture
@@ -65,7 +56,7 @@ def test_report_from_a_workspace_never_imports_litellm(db: Path, tmp_path: Path)
         assert len(ws.events("gate")) == 1
 
 
-def test_options_reach_the_report(db: Path, tmp_path: Path, capsys) -> None:
+def test_options_reach_the_report(tiap_cli, db: Path, tmp_path: Path, capsys) -> None:
     out = tmp_path / "o"
     argv = [
         "agreement",
@@ -79,7 +70,7 @@ def test_options_reach_the_report(db: Path, tmp_path: Path, capsys) -> None:
     ]
     argv += ["--reference", "alice", "--quorum", "2", "--resamples", "20", "--seed", "3"]
     argv += ["--min-fleiss", "0.99", "--min-judge-kappa", "0.5", "--rubric", "contested-credit"]
-    assert run(argv) == 0
+    assert tiap_cli(argv).code == 0
     data = json.loads((out / "report.json").read_text())
     assert data["included_raters"] == ["judge-0", "judge-1", "judge-2"]
     assert data["majority"]["quorum"] == 2
@@ -94,16 +85,18 @@ def test_options_reach_the_report(db: Path, tmp_path: Path, capsys) -> None:
         assert ws.events("gate") == []
 
 
-def test_labels_file(tmp_path: Path, capsys) -> None:
+def test_labels_file(tiap_cli, tmp_path: Path, capsys) -> None:
     p = tmp_path / "l.csv"
     rows = [f"c{i},{r},{lab}" for i, lab in enumerate(TRUTH) for r in ("a", "b", "c")]
     p.write_text("case_id,rater,label\n" + "\n".join(rows) + "\n", encoding="utf-8")
-    assert run(["agreement", "report", "--labels", str(p), "--out", str(tmp_path / "o")]) == 0
+    assert (
+        tiap_cli("agreement", "report", "--labels", str(p), "--out", str(tmp_path / "o")).code == 0
+    )
     data = json.loads((tmp_path / "o" / "report.json").read_text())
     assert data["rubric"] is None
     assert data["fleiss_kappa"]["labels"]["value"] == 1.0
     argv = ["agreement", "report", "--labels", str(p), "--rubric", "contested-credit"]
-    assert run([*argv, "--out", str(tmp_path / "o2")]) == 0
+    assert tiap_cli(*argv, "--out", str(tmp_path / "o2")).code == 0
     data = json.loads((tmp_path / "o2" / "report.json").read_text())
     assert data["binary_labels"] == ["relevant", "not_relevant"]
     assert "Fleiss' kappa: labels 1.000" in capsys.readouterr().out
@@ -130,13 +123,13 @@ def test_labels_file(tmp_path: Path, capsys) -> None:
     ],
 )
 def test_errors_are_one_line(
-    db: Path, tmp_path: Path, capsys, extra: list[str], message: str
+    tiap_cli, db: Path, tmp_path: Path, capsys, extra: list[str], message: str
 ) -> None:
     bad = tmp_path / "bad.csv"
     bad.write_text("case_id,rater,label\nc1,a,supports\nc1,b,maybe\n", encoding="utf-8")
     subst = {"DB": str(db), "LABELS": str(bad), "MISSING": str(tmp_path / "none.sqlite")}
     argv = ["agreement", "report", "--out", str(tmp_path / "o"), *[subst.get(a, a) for a in extra]]
-    assert run(argv) == 2
+    assert tiap_cli(argv).code == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("tiap: error: ")
     assert "\n" not in err

@@ -5,15 +5,13 @@ once its report is written completely."""
 from __future__ import annotations
 
 import math
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from agreement_support import add_labels
 
 import tiap.agreement.write as write_module
+from support.cli import CliResult, TiapCli
 from tiap.agreement import compute_report, labels_from_workspace, write_report_and_record_gate
 from tiap.agreement.gate import GateInputs
 from tiap.cases.workspace import Workspace
@@ -22,17 +20,9 @@ from tiap.rubric import Rubric
 
 S, P, D = "supports", "partial", "does_not_support"
 TRUTH = [S, S, P, D, D, P, S, D, P, S, D, S]
-TIAP = [sys.executable, "-m", "tiap.cli"]
 
 
-def tiap(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "COLUMNS": "200"}
-    return subprocess.run(
-        [*TIAP, *map(str, args)], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
-    )
-
-
-def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
+def one_line_error(proc: CliResult) -> str:
     assert proc.returncode == 2, (proc.stdout, proc.stderr)
     lines = [x for x in proc.stderr.splitlines() if x.strip()]
     assert len(lines) == 1, proc.stderr
@@ -124,12 +114,12 @@ CLI_BAD = [
 ]
 
 
-def test_command_line_checks_every_setting(judged: Workspace, tmp_path: Path) -> None:
+def test_command_line_checks_every_setting(tiap_cli, judged: Workspace, tmp_path: Path) -> None:
     db = judged.path
     judged.close()
     for args, message in CLI_BAD:
         out = tmp_path / "out"
-        proc = tiap(
+        proc = tiap_cli(
             "agreement", "report", "--db", db, "--subset", "validation", *args, "--out", out,
             cwd=tmp_path,
         )  # fmt: skip
@@ -169,46 +159,50 @@ def test_a_report_not_written_completely_records_no_verdict(
 
 
 def test_command_line_records_no_verdict_when_the_report_fails(
-    judged: Workspace, tmp_path: Path
+    tiap_cli, judged: Workspace, tmp_path: Path
 ) -> None:
     db = judged.path
     judged.close()
     out = tmp_path / "out"
     (out / "report.html").mkdir(parents=True)
-    proc = tiap("agreement", "report", "--db", db, "--subset", "validation", "--out", out,
-                cwd=tmp_path)  # fmt: skip
+    proc = tiap_cli("agreement", "report", "--db", db, "--subset", "validation", "--out", out,
+                    cwd=tmp_path)  # fmt: skip
     assert "report.html: cannot write the report" in one_line_error(proc)
     assert gate_events(db) == 0
-    proc = tiap("agreement", "report", "--db", db, "--subset", "validation", "--min-cases",
-                "6", "--out", tmp_path / "ok", cwd=tmp_path)  # fmt: skip
+    proc = tiap_cli("agreement", "report", "--db", db, "--subset", "validation", "--min-cases",
+                    "6", "--out", tmp_path / "ok", cwd=tmp_path)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert gate_events(db) == 1
 
 
+@pytest.fixture
+def demo(demo_run) -> Path:
+    """A demo workspace (the whole audit on the built-in sample, offline; once per
+    session, restored for each test)."""
+    return demo_run.root / "tiap-demo" / "workspace.sqlite"
+
+
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A demo workspace (the whole audit on the built-in sample, offline)."""
-    out = tmp_path_factory.mktemp("demo") / "demo"
-    proc = tiap("demo", "--out", out, cwd=out.parent)
-    assert proc.returncode == 0, proc.stderr
-    return out / "workspace.sqlite"
+def tiap_cli(tiap_cli: TiapCli) -> TiapCli:
+    """``tiap`` with wide tables (``COLUMNS=200``)."""
+    return tiap_cli.with_env(COLUMNS="200")
 
 
 def test_demo_nan_threshold_records_nothing_and_judging_stays_gated(
-    demo: Path, tmp_path: Path
+    tiap_cli, demo: Path, tmp_path: Path
 ) -> None:
     before = gate_events(demo)
     report = ("agreement", "report", "--db", demo, "--subset", "validation")
-    proc = tiap(*report, "--min-fleiss", "nan", "--out", tmp_path / "r", cwd=tmp_path)
+    proc = tiap_cli(*report, "--min-fleiss", "nan", "--out", tmp_path / "r", cwd=tmp_path)
     assert "--min-fleiss must be a finite number" in one_line_error(proc)
     assert gate_events(demo) == before
-    proc = tiap(*report, "--min-fleiss", "-1", "--min-judge-kappa", "-5", "--out",
-                tmp_path / "r2", cwd=tmp_path)  # fmt: skip
+    proc = tiap_cli(*report, "--min-fleiss", "-1", "--min-judge-kappa", "-5", "--out",
+                    tmp_path / "r2", cwd=tmp_path)  # fmt: skip
     assert "--min-judge-kappa must lie between -1 and 1" in one_line_error(proc)
     assert gate_events(demo) == before
     # the demo's gate failed: judging past the validation subset needs --force
-    proc = tiap("judge", "run", "--db", demo, "--panel", "offline", "--no-progress",
-                cwd=tmp_path)  # fmt: skip
+    proc = tiap_cli("judge", "run", "--db", demo, "--panel", "offline", "--no-progress",
+                    cwd=tmp_path)  # fmt: skip
     line = one_line_error(proc)
     assert "scale gate failed" in line
     assert "--force" in line

@@ -18,8 +18,8 @@ import statsmodels.stats.inter_rater
 from agreement_support import random_codes
 
 from tiap.agreement import CaseMeta, LabelEntry, LabelTable, RaterInfo, compute_report
+from tiap.agreement import formulas as st
 from tiap.agreement import library as lib
-from tiap.agreement import stats as st
 from tiap.rubric import Rubric
 
 A, B = 0, 1
@@ -67,7 +67,7 @@ def test_categories_nobody_used_do_not_change_the_figures() -> None:
 
 
 def test_fleiss_uses_complete_cases_only() -> None:
-    # as by hand in test_agreement_stats: AAA, AAB, BBB, and an incomplete case
+    # as by hand in test_agreement_formulas: AAA, AAB, BBB, and an incomplete case
     codes = np.array([[A, A, A], [A, A, B], [B, B, B], [A, X, M]])
     assert lib.fleiss_kappa(codes, 2) == pytest.approx(22 / 40, abs=1e-12)
     assert lib.krippendorff_alpha(codes, 2) == pytest.approx(0.6, abs=1e-12)

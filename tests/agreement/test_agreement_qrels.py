@@ -11,11 +11,10 @@ import pytest
 
 from support.qrels_cases import qrels_case
 from tiap.agreement import compute_report, labels_from_workspace, write_report
-from tiap.agreement.qrels import check_share_threshold
 from tiap.cases.models import LabelRecord
 from tiap.cases.workspace import Workspace
-from tiap.cli import main
 from tiap.errors import TiapError
+from tiap.limits import check_share_threshold
 from tiap.rubric import load_rubric
 from tiap.stats import wilson_interval
 
@@ -226,15 +225,11 @@ def test_a_report_over_both_kinds_keeps_the_rubric_kind(ws: Workspace) -> None:
 
 
 def test_the_command_checks_the_thresholds_and_prints_the_verdicts(
-    ws: Workspace, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tiap_cli, ws: Workspace, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     def run(*extra: str) -> int:
         out = str(tmp_path / "o")
-        try:
-            main(["agreement", "report", "--db", str(ws.path), "--out", out, *extra])
-        except SystemExit as exc:
-            return int(exc.code or 0)
-        return 0
+        return tiap_cli("agreement", "report", "--db", str(ws.path), "--out", out, *extra).code
 
     assert run("--min-confirmed", "nan") == 2
     assert "--min-confirmed must be a finite number in [0, 1] (got nan)" in capsys.readouterr().err

@@ -10,7 +10,7 @@ from agreement_support import add_labels
 
 from tiap.agreement import compute_report, labels_from_workspace, write_report
 from tiap.agreement.constant import constant_label
-from tiap.agreement.fmt import summary_lines
+from tiap.agreement.report_text import summary_lines
 from tiap.cases.workspace import Workspace
 from tiap.rubric import Rubric
 

@@ -10,19 +10,10 @@ import pytest
 from agreement_support import add_labels
 
 from tiap.cases.workspace import Workspace
-from tiap.cli import main
 
 S, P, D = "supports", "partial", "does_not_support"
 TRUTH = [S, S, P, D, D, P, S, D, P, S, D, S]
 NOISY = [D, P, S, S, P, D, D, S, S, P, P, D]
-
-
-def run(argv: list[str | Path]) -> int:
-    try:
-        main([str(a) for a in argv])
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    return 0
 
 
 @pytest.fixture
@@ -38,11 +29,14 @@ def _gate(out: Path) -> dict:
 
 
 def test_a_failed_gate_that_applies_exits_3_with_the_report_written(
-    failing: Path, tmp_path: Path, capsys
+    tiap_cli, failing: Path, tmp_path: Path, capsys
 ) -> None:
     out = tmp_path / "v"
     assert (
-        run(["agreement", "report", "--db", failing, "--subset", "validation", "--out", out]) == 3
+        tiap_cli(
+            "agreement", "report", "--db", failing, "--subset", "validation", "--out", out
+        ).code
+        == 3
     )
     gate = _gate(out)
     assert (gate["applies"], gate["passed"]) == (True, False)
@@ -51,32 +45,39 @@ def test_a_failed_gate_that_applies_exits_3_with_the_report_written(
         assert len(ws.events("gate")) == 1  # recorded all the same
 
 
-def test_a_gate_shown_for_information_exits_0(failing: Path, tmp_path: Path) -> None:
+def test_a_gate_shown_for_information_exits_0(tiap_cli, failing: Path, tmp_path: Path) -> None:
     out = tmp_path / "all"
-    assert run(["agreement", "report", "--db", failing, "--out", out]) == 0
+    assert tiap_cli("agreement", "report", "--db", failing, "--out", out).code == 0
     assert (_gate(out)["applies"], _gate(out)["passed"]) == (False, False)
     path = tmp_path / "l.csv"
-    assert run(["labels", "export", "--db", failing, "--out", path]) == 0
-    assert run(["agreement", "report", "--labels", path, "--out", tmp_path / "f"]) == 0
+    assert tiap_cli("labels", "export", "--db", failing, "--out", path).code == 0
+    assert tiap_cli("agreement", "report", "--labels", path, "--out", tmp_path / "f").code == 0
     assert _gate(tmp_path / "f")["passed"] is False
 
 
-def test_bad_input_exits_2(failing: Path, tmp_path: Path) -> None:
+def test_bad_input_exits_2(tiap_cli, failing: Path, tmp_path: Path) -> None:
     assert (
-        run(["agreement", "report", "--db", failing, "--out", tmp_path / "o", "--seed", "-1"]) == 2
-    )
-    assert (
-        run(["labels", "export", "--db", tmp_path / "none.sqlite", "--out", tmp_path / "x.csv"])
+        tiap_cli(
+            "agreement", "report", "--db", failing, "--out", tmp_path / "o", "--seed", "-1"
+        ).code
         == 2
     )
     assert (
-        run(["labels", "import", tmp_path / "none.csv", "--db", failing, "--rater-kind", "human"])
+        tiap_cli(
+            "labels", "export", "--db", tmp_path / "none.sqlite", "--out", tmp_path / "x.csv"
+        ).code
+        == 2
+    )
+    assert (
+        tiap_cli(
+            "labels", "import", tmp_path / "none.csv", "--db", failing, "--rater-kind", "human"
+        ).code
         == 2
     )
 
 
 def test_ctrl_c_exits_130(
-    failing: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+    tiap_cli, failing: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:
     import tiap.agreement.compute
     import tiap.agreement.label_export
@@ -95,5 +96,5 @@ def test_ctrl_c_exits_130(
         ["labels", "export", "--db", failing, "--out", tmp_path / "x.csv"],
         ["labels", "import", path, "--db", failing, "--rater-kind", "human"],
     ):
-        assert run(argv) == 130
+        assert tiap_cli(argv).code == 130
         assert capsys.readouterr().err.strip().splitlines()[-1] == "tiap: interrupted"

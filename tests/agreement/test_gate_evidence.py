@@ -15,7 +15,6 @@ from agreement_support import add_labels, validation_workspace
 from tiap.agreement import compute_report, labels_from_workspace, record_gate
 from tiap.cases.events import GateEvent, read_events
 from tiap.cases.workspace import Workspace
-from tiap.cli import main
 from tiap.errors import TiapError
 from tiap.rubric import Rubric
 from tiap.stats import wilson_interval
@@ -26,14 +25,6 @@ S, P, D = "supports", "partial", "does_not_support"
 def truth(n: int) -> list[str]:
     """Labels every judge agrees on: both binary labels occur."""
     return [(S, D, P, D)[i % 4] for i in range(n)]
-
-
-def run(argv: list[str | Path]) -> int:
-    try:
-        main([str(a) for a in argv])
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    return 0
 
 
 def four_complete(path: Path) -> Path:
@@ -49,10 +40,10 @@ def four_complete(path: Path) -> Path:
     return path
 
 
-def test_four_complete_cases_do_not_pass_the_gate(tmp_path: Path, capsys) -> None:
+def test_four_complete_cases_do_not_pass_the_gate(tiap_cli, tmp_path: Path, capsys) -> None:
     db = four_complete(tmp_path / "ws.sqlite")
     out = tmp_path / "r"
-    code = run(["agreement", "report", "--db", db, "--subset", "validation", "--out", out])
+    code = tiap_cli("agreement", "report", "--db", db, "--subset", "validation", "--out", out).code
     printed = capsys.readouterr().out
     assert code == 3, printed
     assert "scale gate: FAIL" in printed
@@ -223,12 +214,12 @@ def test_python_api_checks_the_new_settings(
     ],
 )
 def test_command_line_checks_the_new_settings(
-    tmp_path: Path, capsys, args: tuple[str, ...], message: str
+    tiap_cli, tmp_path: Path, capsys, args: tuple[str, ...], message: str
 ) -> None:
     db = four_complete(tmp_path / "ws.sqlite")
     out = tmp_path / "r"
-    assert run(["agreement", "report", "--db", db, "--subset", "validation", *args,
-                "--out", out]) == 2  # fmt: skip
+    assert tiap_cli("agreement", "report", "--db", db, "--subset", "validation", *args,
+                    "--out", out).code == 2  # fmt: skip
     err = capsys.readouterr().err.strip()
     assert err.startswith("tiap: error: ")
     assert "\n" not in err

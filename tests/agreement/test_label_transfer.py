@@ -13,19 +13,10 @@ from agreement_support import add_labels, make_case
 
 from tiap.cases.models import LabelRecord
 from tiap.cases.workspace import Workspace
-from tiap.cli import main
 from tiap.rubric import Rubric
 
 S, P, D = "supports", "partial", "does_not_support"
 TRUTH = [S, S, P, D, D, P, S, D, P, S, D, S]
-
-
-def run(argv: list[str | Path]) -> int:
-    try:
-        main([str(a) for a in argv])
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    return 0
 
 
 def shifted(k: int) -> list[str | None]:
@@ -59,21 +50,21 @@ def db(workspace: Workspace, rubric: Rubric) -> Path:
     return workspace.path
 
 
-def _report(tmp_path: Path, name: str, *source: str | Path) -> dict:
+def _report(tiap_cli, tmp_path: Path, name: str, *source: str | Path) -> dict:
     out = tmp_path / name
-    code = run(["agreement", "report", *source, "--out", out, "--resamples", "200"])
+    code = tiap_cli("agreement", "report", *source, "--out", out, "--resamples", "200").code
     assert code in (0, 3)
     return json.loads((out / "report.json").read_text(encoding="utf-8"))
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".tsv", ".jsonl"])
 def test_a_report_on_the_export_is_the_report_on_the_workspace(
-    db: Path, tmp_path: Path, suffix: str
+    tiap_cli, db: Path, tmp_path: Path, suffix: str
 ) -> None:
     path = tmp_path / f"labels{suffix}"
-    assert run(["labels", "export", "--db", db, "--out", path]) == 0
-    from_db = _report(tmp_path, "db", "--db", db)
-    from_file = _report(tmp_path, "file", "--labels", path)
+    assert tiap_cli("labels", "export", "--db", db, "--out", path).code == 0
+    from_db = _report(tiap_cli, tmp_path, "db", "--db", db)
+    from_file = _report(tiap_cli, tmp_path, "file", "--labels", path)
     assert from_db["source"]["kind"] == "workspace"
     assert from_file["source"]["kind"] == "file"
     del from_db["source"], from_file["source"]
@@ -85,19 +76,21 @@ def test_a_report_on_the_export_is_the_report_on_the_workspace(
     assert from_db["gate"]["judge_models"]["judge-0"] == ["provider/judge-0"]
 
 
-def test_on_a_validation_subset_only_the_gate_differs(db: Path, tmp_path: Path) -> None:
+def test_on_a_validation_subset_only_the_gate_differs(tiap_cli, db: Path, tmp_path: Path) -> None:
     """The gate applies to a workspace's validation subset only (and exits 3 there when
     it fails); every figure is the same."""
     path = tmp_path / "v.csv"
-    assert run(["labels", "export", "--db", db, "--subset", "validation", "--out", path]) == 0
+    assert (
+        tiap_cli("labels", "export", "--db", db, "--subset", "validation", "--out", path).code == 0
+    )
     out = tmp_path / "db"
     argv = ["agreement", "report", "--db", db, "--subset", "validation", "--out", out]
-    code = run([*argv, "--resamples", "200"])
+    code = tiap_cli(*argv, "--resamples", "200").code
     from_db = json.loads((out / "report.json").read_text(encoding="utf-8"))
     assert from_db["gate"]["applies"] is True
     assert from_db["gate"]["passed"] is False  # the judges disagree too much
     assert code == 3
-    from_file = _report(tmp_path, "file", "--labels", path)
+    from_file = _report(tiap_cli, tmp_path, "file", "--labels", path)
     assert from_file["gate"]["applies"] is False
     assert from_file["gate"]["passed"] is False
     for report in (from_db, from_file):
@@ -107,9 +100,11 @@ def test_on_a_validation_subset_only_the_gate_differs(db: Path, tmp_path: Path) 
     assert from_file == from_db
 
 
-def test_export_columns_rows_and_options(db: Path, tmp_path: Path, capsys) -> None:
+def test_export_columns_rows_and_options(tiap_cli, db: Path, tmp_path: Path, capsys) -> None:
     path = tmp_path / "h.csv"
-    assert run(["labels", "export", "--db", db, "--out", path, "--rater-kind", "human"]) == 0
+    assert (
+        tiap_cli("labels", "export", "--db", db, "--out", path, "--rater-kind", "human").code == 0
+    )
     rows = list(csv.DictReader(path.open(encoding="utf-8")))
     assert {r["rater"] for r in rows} == {"alice", "bob"}
     assert len(rows) == 12 + 11  # bob's withdrawn label is not a current label
@@ -122,23 +117,25 @@ def test_export_columns_rows_and_options(db: Path, tmp_path: Path, capsys) -> No
     assert "wrote 23 current labels on 12 cases" in capsys.readouterr().out
     # every row ever stored: alice's change and bob's withdrawal too
     history = tmp_path / "all.jsonl"
-    assert run(["labels", "export", "--db", db, "--out", history, "--all"]) == 0
+    assert tiap_cli("labels", "export", "--db", db, "--out", history, "--all").code == 0
     lines = [json.loads(x) for x in history.read_text(encoding="utf-8").splitlines()]
     assert len(lines) == 7 * 12 + 2
     assert sum(1 for x in lines if x["reason"] == "retracted") == 1
     # the same workspace, the same bytes
     again = tmp_path / "again.jsonl"
-    assert run(["labels", "export", "--db", db, "--out", again, "--all"]) == 0
+    assert tiap_cli("labels", "export", "--db", db, "--out", again, "--all").code == 0
     assert again.read_bytes() == history.read_bytes()
 
 
-def test_export_opens_the_workspace_read_only(db: Path, tmp_path: Path) -> None:
+def test_export_opens_the_workspace_read_only(tiap_cli, db: Path, tmp_path: Path) -> None:
     (tmp_path / "out").mkdir()
     before = sorted(p.name for p in db.parent.iterdir())
     data = db.read_bytes()
     db.chmod(0o444)
     try:
-        assert run(["labels", "export", "--db", db, "--out", tmp_path / "out" / "x.csv"]) == 0
+        assert (
+            tiap_cli("labels", "export", "--db", db, "--out", tmp_path / "out" / "x.csv").code == 0
+        )
     finally:
         db.chmod(0o644)
     assert sorted(p.name for p in db.parent.iterdir()) == before
@@ -155,10 +152,10 @@ def test_export_opens_the_workspace_read_only(db: Path, tmp_path: Path) -> None:
     ],
 )
 def test_export_errors_are_one_line(
-    db: Path, tmp_path: Path, capsys, args: list[str], message: str
+    tiap_cli, db: Path, tmp_path: Path, capsys, args: list[str], message: str
 ) -> None:
     argv = ["labels", "export", "--db", db, *[a.format(tmp=tmp_path) for a in args]]
-    assert run(argv) == 2
+    assert tiap_cli(argv).code == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("tiap: error: ")
     assert "\n" not in err
@@ -196,19 +193,19 @@ def _labels(db: Path, rater: str) -> list[LabelRecord]:
         return [r for c in ws.case_ids() for r in ws.label_history(c, rater)]
 
 
-def _import(path: Path, db: Path, kind: str = "human") -> int:
-    return run(["labels", "import", path, "--db", db, "--rater-kind", kind])
+def _import(tiap_cli, path: Path, db: Path, kind: str = "human") -> int:
+    return tiap_cli("labels", "import", path, "--db", db, "--rater-kind", kind).code
 
 
 def test_import_adds_each_label_once_and_a_changed_label_anew(
-    target: Path, tmp_path: Path, capsys
+    tiap_cli, target: Path, tmp_path: Path, capsys
 ) -> None:
     ids = [f"case-{i:04d}" for i in range(12)]
     rows = [
         {"case_id": c, "rater": "carol", "label": lab} for c, lab in zip(ids, TRUTH, strict=True)
     ]
     first = _write(tmp_path / "carol.csv", rows)
-    assert _import(first, target) == 0
+    assert _import(tiap_cli, first, target) == 0
     assert "imported 12 human labels" in capsys.readouterr().out
     stored = _labels(target, "carol")
     assert len(stored) == 12
@@ -216,31 +213,31 @@ def test_import_adds_each_label_once_and_a_changed_label_anew(
         ("human", "import", "contested-credit")
     }
     # the same file again: nothing
-    assert _import(first, target) == 0
+    assert _import(tiap_cli, first, target) == 0
     assert "imported 0 human labels" in capsys.readouterr().out
     assert len(_labels(target, "carol")) == 12
     # a changed label: one new row, the latest
     rows[0]["label"] = P
-    assert _import(_write(tmp_path / "carol2.csv", rows), target) == 0
+    assert _import(tiap_cli, _write(tmp_path / "carol2.csv", rows), target) == 0
     assert len(_labels(target, "carol")) == 13
     with Workspace.open_readonly(target) as ws:
         assert ws.latest_labels(case_ids=[ids[0]], raters=["carol"])[0].label == P
     # and back again (a third file): the first label is the latest once more
     rows[0]["label"] = TRUTH[0]
-    assert _import(_write(tmp_path / "carol3.csv", rows), target) == 0
+    assert _import(tiap_cli, _write(tmp_path / "carol3.csv", rows), target) == 0
     with Workspace.open_readonly(target) as ws:
         assert ws.latest_labels(case_ids=[ids[0]], raters=["carol"])[0].label == TRUTH[0]
     assert len(_labels(target, "carol")) == 14
 
 
-def test_a_history_export_imports_once(db: Path, target: Path, tmp_path: Path) -> None:
+def test_a_history_export_imports_once(tiap_cli, db: Path, target: Path, tmp_path: Path) -> None:
     history = tmp_path / "people.jsonl"
     args = ["labels", "export", "--db", db, "--out", history, "--all", "--rater-kind", "human"]
-    assert run(args) == 0
-    assert _import(history, target) == 0
+    assert tiap_cli(args).code == 0
+    assert _import(tiap_cli, history, target) == 0
     imported = _labels(target, "alice") + _labels(target, "bob")
     assert len(imported) == 2 * 12 + 2
-    assert _import(history, target) == 0
+    assert _import(tiap_cli, history, target) == 0
     assert len(_labels(target, "alice") + _labels(target, "bob")) == 2 * 12 + 2
     # the people's current labels are those of the workspace they came from
     with Workspace.open_readonly(db) as a, Workspace.open_readonly(target) as b:
@@ -251,7 +248,7 @@ def test_a_history_export_imports_once(db: Path, target: Path, tmp_path: Path) -
     assert theirs == mine
     # into the workspace it came from: nothing new either
     before = len(_labels(db, "alice"))
-    assert _import(history, db) == 0
+    assert _import(tiap_cli, history, db) == 0
     assert len(_labels(db, "alice")) == before
 
 
@@ -268,7 +265,7 @@ def test_a_history_export_imports_once(db: Path, target: Path, tmp_path: Path) -
     ],
 )
 def test_import_errors_name_the_line_and_write_nothing(
-    target: Path, tmp_path: Path, capsys, row: dict[str, str], kind: str, message: str
+    tiap_cli, target: Path, tmp_path: Path, capsys, row: dict[str, str], kind: str, message: str
 ) -> None:
     good = {
         "case_id": "case-0000",
@@ -279,7 +276,7 @@ def test_import_errors_name_the_line_and_write_nothing(
         "rubric_id": "contested-credit",
     }
     path = _write(tmp_path / "people.csv", [good, {**good, "case_id": "case-0001", **row}])
-    assert _import(path, target, kind) == 2
+    assert _import(tiap_cli, path, target, kind) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("tiap: error: ")
     assert "\n" not in err
@@ -293,7 +290,7 @@ def test_import_errors_name_the_line_and_write_nothing(
 
 @pytest.mark.parametrize("suffix", [".csv", ".jsonl"])
 def test_import_refuses_conflicting_rows_as_the_report_does(
-    target: Path, tmp_path: Path, capsys, suffix: str
+    tiap_cli, target: Path, tmp_path: Path, capsys, suffix: str
 ) -> None:
     """Two labels by one rater for one case in one file: which is meant? Both readers
     refuse the file, naming both lines (the import used to keep the last one)."""
@@ -314,41 +311,73 @@ def test_import_refuses_conflicting_rows_as_the_report_does(
     if suffix == ".jsonl":  # no header line
         problem = problem.replace(":4:", ":3:").replace("at line 2", "at line 1")
     before = target.read_bytes()
-    assert _import(path, target) == 2
+    assert _import(tiap_cli, path, target) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"tiap: error: {problem} (or give every row of the pair its created_at")
     assert err.count("\n") == 1
     assert _labels(target, "dan") == []
     assert target.read_bytes() == before
-    assert run(["agreement", "report", "--labels", path, "--out", tmp_path / "r"]) == 2
+    assert tiap_cli("agreement", "report", "--labels", path, "--out", tmp_path / "r").code == 2
     assert capsys.readouterr().err == f"tiap: error: {problem}\n"
 
 
 def test_import_takes_a_history_only_when_every_row_gives_its_time(
-    target: Path, tmp_path: Path, capsys
+    tiap_cli, target: Path, tmp_path: Path, capsys
 ) -> None:
     t1, t2 = "2025-01-01T10:00:00+00:00", "2025-01-02T10:00:00+00:00"
     rows = [
         {"case_id": "case-0000", "rater": "dan", "label": S, "created_at": t1},
         {"case_id": "case-0000", "rater": "dan", "label": D, "created_at": t2},
     ]
-    assert _import(_write(tmp_path / "history.csv", rows), target) == 0
+    assert _import(tiap_cli, _write(tmp_path / "history.csv", rows), target) == 0
     assert [(r.label, r.created_at) for r in _labels(target, "dan")] == [(S, t1), (D, t2)]
     # a row without its time among them: the current label, or a step of the history?
     rows.append({"case_id": "case-0000", "rater": "dan", "label": P, "created_at": ""})
     path = _write(tmp_path / "mixed.csv", rows)
-    assert _import(path, target) == 2
+    assert _import(tiap_cli, path, target) == 2
     err = capsys.readouterr().err
     assert f"{path}:4: second label for case 'case-0000' by rater 'dan' (first at line 2)" in err
     assert len(_labels(target, "dan")) == 2
     # a history is not a table of current labels: the report refuses it
-    assert run(["agreement", "report", "--labels", tmp_path / "history.csv", "--out",
-                tmp_path / "r"]) == 2  # fmt: skip
+    assert tiap_cli("agreement", "report", "--labels", tmp_path / "history.csv", "--out",
+                    tmp_path / "r").code == 2  # fmt: skip
     assert "history.csv:3: second label for case 'case-0000'" in capsys.readouterr().err
 
 
-def test_import_needs_an_existing_workspace(tmp_path: Path, capsys) -> None:
+def test_a_history_goes_forward_in_time(tiap_cli, target: Path, tmp_path: Path, capsys) -> None:
+    """Two labels at one time, or a later line with an earlier time, would leave the
+    current label to the order of the file's lines: both are errors naming both lines,
+    and nothing is imported."""
+    t1, t2 = "2025-01-01T10:00:00+00:00", "2025-01-02T10:00:00+00:00"
+    same = [
+        {"case_id": "case-0000", "rater": "dan", "label": S, "created_at": t1},
+        {"case_id": "case-0000", "rater": "dan", "label": D, "created_at": t1},
+    ]
+    path = _write(tmp_path / "same.csv", same)
+    assert _import(tiap_cli, path, target) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:3: label for case 'case-0000' by rater 'dan' is at the same time as" in err
+    assert "line 2" in err
+    backwards = [
+        {"case_id": "case-0000", "rater": "dan", "label": S, "created_at": t2},
+        # the same moment as t1 written in another zone: still earlier than t2
+        {
+            "case_id": "case-0000",
+            "rater": "dan",
+            "label": D,
+            "created_at": "2025-01-01T12:00:00+02:00",
+        },
+    ]
+    path = _write(tmp_path / "backwards.csv", backwards)
+    assert _import(tiap_cli, path, target) == 2
+    assert f"{path}:3: label for case 'case-0000' by rater 'dan' is earlier than" in (
+        capsys.readouterr().err
+    )
+    assert _labels(target, "dan") == []
+
+
+def test_import_needs_an_existing_workspace(tiap_cli, tmp_path: Path, capsys) -> None:
     path = _write(tmp_path / "l.csv", [{"case_id": "c", "rater": "a", "label": S}])
-    assert _import(path, tmp_path / "none.sqlite") == 2
+    assert _import(tiap_cli, path, tmp_path / "none.sqlite") == 2
     assert "workspace not found" in capsys.readouterr().err
     assert not (tmp_path / "none.sqlite").exists()

@@ -13,20 +13,11 @@ from support.qrels_cases import qrels_case
 from tiap.agreement import compute_report, labels_from_workspace
 from tiap.cases.models import LabelRecord
 from tiap.cases.workspace import Workspace
-from tiap.cli import main
 from tiap.rubric import load_rubric
 from tiap.stats import wilson_interval
 
 R, N = "relevant", "not_relevant"
 DATASET = "Dialogue/LoCoMo/single_hop"
-
-
-def run(argv: list[str | Path]) -> int:
-    try:
-        main([str(a) for a in argv])
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    return 0
 
 
 def label(case_id: str, rater: str, value: str | None) -> LabelRecord:
@@ -57,9 +48,9 @@ def pairs(path: Path, decided: int, total: int = 60) -> Path:
     return path
 
 
-def test_three_decided_pairs_of_sixty_are_not_a_verdict(tmp_path: Path, capsys) -> None:
+def test_three_decided_pairs_of_sixty_are_not_a_verdict(tiap_cli, tmp_path: Path, capsys) -> None:
     db = pairs(tmp_path / "q.sqlite", 3)
-    assert run(["agreement", "report", "--db", db, "--out", tmp_path / "r"]) == 0
+    assert tiap_cli("agreement", "report", "--db", db, "--out", tmp_path / "r").code == 0
     printed = capsys.readouterr().out
     lo, _ = wilson_interval(3, 3)
     assert f"qrels {DATASET}: inconclusive; confirmed 1.000 [{lo:.3f}, 1.000] (3/3 of 60)" in (

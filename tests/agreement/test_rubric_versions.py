@@ -16,7 +16,6 @@ from agreement_support import add_labels, validation_workspace
 from tiap.agreement import compute_report, labels_from_workspace
 from tiap.cases.events import GateEvent, read_events
 from tiap.cases.workspace import Workspace
-from tiap.cli import main
 from tiap.errors import TiapError
 from tiap.rubric import Rubric, load_rubric
 
@@ -26,14 +25,6 @@ N = 30
 
 def truth(n: int) -> list[str]:
     return [(S, D, P, D)[i % 4] for i in range(n)]
-
-
-def run(argv: list[str | Path]) -> int:
-    try:
-        main([str(a) for a in argv])
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    return 0
 
 
 @pytest.fixture
@@ -66,7 +57,7 @@ def judged_under_v2(path: Path, v2: Rubric) -> tuple[Path, list[str]]:
 
 
 def test_human_labels_of_another_version_do_not_pass_the_gate(
-    tmp_path: Path, v2: Path, capsys
+    tiap_cli, tmp_path: Path, v2: Path, capsys
 ) -> None:
     v1, rub2 = load_rubric("contested-credit"), load_rubric(str(v2))
     assert (v1.id, v1.label_names) == (rub2.id, rub2.label_names)
@@ -74,11 +65,11 @@ def test_human_labels_of_another_version_do_not_pass_the_gate(
     db, ids = judged_under_v2(tmp_path / "ws.sqlite", rub2)
     # alice labelled the subset under version 1 (the built-in), exactly like the judges
     alice = write_labels(tmp_path / "alice.csv", "alice", ids, truth(N))
-    assert run(["labels", "import", alice, "--db", db, "--rater-kind", "human",
-                "--rubric", "contested-credit"]) == 0  # fmt: skip
+    assert tiap_cli("labels", "import", alice, "--db", db, "--rater-kind", "human",
+                    "--rubric", "contested-credit").code == 0  # fmt: skip
     capsys.readouterr()
     report = ["agreement", "report", "--db", db, "--subset", "validation", "--rubric", v2]
-    code = run([*report, "--out", tmp_path / "r"])
+    code = tiap_cli(*report, "--out", tmp_path / "r").code
     printed = capsys.readouterr().out
     assert code == 3, printed
     assert (
@@ -104,7 +95,7 @@ def test_human_labels_of_another_version_do_not_pass_the_gate(
     assert event.no_humans is False
 
     # gating on the judges alone is a choice, recorded
-    assert run([*report, "--no-humans", "--out", tmp_path / "r2"]) == 0
+    assert tiap_cli(*report, "--no-humans", "--out", tmp_path / "r2").code == 0
     assert "scale gate: PASS" in capsys.readouterr().out
     with Workspace(db, create=False) as ws:
         event = read_events(ws, GateEvent)[-1]
@@ -112,9 +103,9 @@ def test_human_labels_of_another_version_do_not_pass_the_gate(
     assert event.figures.judge_kappa == {}
 
     # alice labels again under version 2: she is the reference, and the gate says so
-    assert run(["labels", "import", alice, "--db", db, "--rater-kind", "human",
-                "--rubric", v2]) == 0  # fmt: skip
-    assert run([*report, "--out", tmp_path / "r3"]) == 0
+    assert tiap_cli("labels", "import", alice, "--db", db, "--rater-kind", "human",
+                    "--rubric", v2).code == 0  # fmt: skip
+    assert tiap_cli(*report, "--out", tmp_path / "r3").code == 0
     capsys.readouterr()
     with Workspace(db, create=False) as ws:
         event = read_events(ws, GateEvent)[-1]

@@ -10,15 +10,6 @@ import pytest
 from annotate_support import human_label
 
 from tiap.cases.workspace import Workspace
-from tiap.cli import main
-
-
-def _run(args: list[str]) -> int:
-    try:
-        main(args)
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    return 0
 
 
 @pytest.mark.parametrize(
@@ -31,36 +22,38 @@ def _run(args: list[str]) -> int:
         ([], "needs an interactive terminal"),  # pytest's stdin is not a terminal
     ],
 )
-def test_tui_errors_are_one_line(ws_path: Path, capsys, args: list[str], message: str) -> None:
+def test_tui_errors_are_one_line(
+    tiap_cli, ws_path: Path, capsys, args: list[str], message: str
+) -> None:
     base = ["annotate", "tui", "--db", str(ws_path), "--rater", "alice"]
-    assert _run(base + args) == 2
+    assert tiap_cli(base + args).code == 2
     err = capsys.readouterr().err
     assert message in err
     assert err.count("\n") == 1
     assert err.startswith("tiap: error: ")
 
 
-def test_tui_missing_workspace_is_not_created(tmp_path: Path, capsys) -> None:
+def test_tui_missing_workspace_is_not_created(tiap_cli, tmp_path: Path, capsys) -> None:
     db = tmp_path / "absent.sqlite"
-    assert _run(["annotate", "tui", "--db", str(db), "--rater", "alice"]) == 2
+    assert tiap_cli("annotate", "tui", "--db", str(db), "--rater", "alice").code == 2
     assert "workspace not found" in capsys.readouterr().err
     assert not db.exists()
 
 
-def test_adjudicate_with_nothing_to_adjudicate(ws_path: Path, capsys) -> None:
+def test_adjudicate_with_nothing_to_adjudicate(tiap_cli, ws_path: Path, capsys) -> None:
     with Workspace(ws_path) as ws:
         ws.add_labels([human_label("c0000", "alice", "supports")])
     args = ["annotate", "tui", "--db", str(ws_path), "--rater", "carol", "--adjudicate"]
-    assert _run([*args, "--subset", "val"]) == 0
+    assert tiap_cli(*args, "--subset", "val").code == 0
     assert "nothing to adjudicate" in capsys.readouterr().out
 
 
-def test_labelstudio_needs_a_token(ws_path: Path, capsys, monkeypatch) -> None:
+def test_labelstudio_needs_a_token(tiap_cli, ws_path: Path, capsys, monkeypatch) -> None:
     monkeypatch.delenv("LABEL_STUDIO_API_KEY", raising=False)
     where = ["--db", str(ws_path), "--url", "http://127.0.0.1:9"]
-    assert _run(["annotate", "labelstudio", "push", *where]) == 2
+    assert tiap_cli("annotate", "labelstudio", "push", *where).code == 2
     assert "set LABEL_STUDIO_API_KEY" in capsys.readouterr().err
-    assert _run(["annotate", "labelstudio", "pull", *where, "--rater-map", "oops"]) == 2
+    assert tiap_cli("annotate", "labelstudio", "pull", *where, "--rater-map", "oops").code == 2
     assert "expected LABEL_STUDIO_USER=RATER" in capsys.readouterr().err
 
 

@@ -21,7 +21,6 @@ from annotate_support import count_label_rows, judge_label, make_case, make_work
 
 from tiap.annotate.labelstudio import connect, label_config, pull, push
 from tiap.cases.workspace import Workspace
-from tiap.cli import main
 from tiap.errors import TiapError
 
 pytestmark = pytest.mark.labelstudio
@@ -83,15 +82,6 @@ def title() -> str:
 
 def _tasks(conn, project_id: int) -> dict[str, int]:
     return {t.data["case_id"]: t.id for t in conn.client.tasks.list(project=project_id)}
-
-
-def _run(args: list[str]) -> int:
-    """Run the ``tiap`` command in process; its exit status."""
-    try:
-        main(args)
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    return 0
 
 
 def _choice(label: str) -> list[dict]:
@@ -358,12 +348,12 @@ def test_mismatched_project_and_missing_project(tmp_path: Path, rubric, title) -
 
 
 def test_cli_round_trip_keeps_the_token_out_of_workspace_and_output(
-    tmp_path: Path, title, monkeypatch, capsys
+    tiap_cli, tmp_path: Path, title, monkeypatch, capsys
 ) -> None:
     db = make_workspace(tmp_path / "w.sqlite", 3)
     monkeypatch.setenv("LABEL_STUDIO_API_KEY", ADMIN_TOKEN)
     base = ["--db", str(db), "--url", URL, "--project", title, "--subset", "val"]
-    assert _run(["annotate", "labelstudio", "push", *base]) == 0
+    assert tiap_cli("annotate", "labelstudio", "push", *base).code == 0
     out = capsys.readouterr().out
     assert f"project '{title}'" in out
     assert "3 tasks added" in out
@@ -372,11 +362,14 @@ def test_cli_round_trip_keeps_the_token_out_of_workspace_and_output(
     task = _tasks(conn, project.id)["c0001"]
     conn.client.annotations.create(id=task, result=_choice("supports"))
     mapping = f"{conn.user_email}=ann"
-    assert _run(["annotate", "labelstudio", "pull", *base, "--rater-map", mapping, "--json"]) == 0
+    assert (
+        tiap_cli("annotate", "labelstudio", "pull", *base, "--rater-map", mapping, "--json").code
+        == 0
+    )
     summary = json.loads(capsys.readouterr().out)
     assert (summary["labels_added"], summary["raters"]) == (1, {"ann": 1})
     monkeypatch.setenv("LABEL_STUDIO_API_KEY", "wrong-token-123456")
-    assert _run(["annotate", "labelstudio", "pull", *base]) == 2
+    assert tiap_cli("annotate", "labelstudio", "pull", *base).code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert "rejected the API token" in err

@@ -3,14 +3,13 @@ running event loop (a notebook) and as a coroutine."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
 
+from support.audits import complete_settings
 from tiap.audit import (
     AgreementFigures,
-    AuditSettings,
     AuditState,
     JudgeFigures,
     RescoreFigures,
@@ -21,21 +20,6 @@ from tiap.audit import (
 )
 from tiap.cases import Workspace
 from tiap.errors import TiapError
-
-
-def _settings(bundle: Path, out: Path) -> AuditSettings:
-    return AuditSettings(
-        bundle=bundle,
-        out=out,
-        panel="offline",
-        n=6,
-        overlap=2,
-        humans="skip",
-        force=True,
-        progress=False,
-        rescore_resamples=200,
-        agreement_resamples=50,
-    )
 
 
 def _check_complete(outcome, out: Path) -> None:  # type: ignore[no-untyped-def]
@@ -63,21 +47,21 @@ def _check_complete(outcome, out: Path) -> None:  # type: ignore[no-untyped-def]
     assert state.ordered() == outcome.steps
 
 
-async def test_run_audit_inside_a_running_loop(tmp_path: Path, sample_bundle_dir: Path) -> None:
-    asyncio.get_running_loop()
-    out = tmp_path / "audit"
-    lines: list[str] = []
-    outcome = run_audit(_settings(sample_bundle_dir, out), say=lines.append)
+async def test_run_audit_inside_a_running_loop(audit_complete) -> None:
+    # run_audit(complete_settings(SAMPLE, out)) inside a running loop: once per session
+    out, made = audit_complete.root / "audit", audit_complete.made
+    assert made.settings == complete_settings(made.settings.bundle, out)
+    outcome, lines = made.outcome, made.lines
     _check_complete(outcome, out)
     assert lines[0] == f"[1] rescore: done ({out / 'rescore'}/report.md)"
 
 
 async def test_run_audit_async_resumes_and_keeps_the_records(
-    tmp_path: Path, sample_bundle_dir: Path
+    audit_complete, sample_bundle_dir: Path
 ) -> None:
-    out = tmp_path / "audit"
-    settings = _settings(sample_bundle_dir, out)
-    first = await run_audit_async(settings, say=lambda _: None)
+    out = audit_complete.root / "audit"
+    settings = complete_settings(sample_bundle_dir, out)
+    first = audit_complete.made.outcome  # run_audit(settings): once per session
     _check_complete(first, out)
     again = await run_audit_async(settings, say=lambda _: None)
     _check_complete(again, out)
@@ -98,15 +82,14 @@ async def test_run_audit_async_resumes_and_keeps_the_records(
     assert sample.runs[0].at >= third.started_at
 
 
-def test_settings_are_not_changed_by_a_run(tmp_path: Path, sample_bundle_dir: Path) -> None:
-    settings = _settings(sample_bundle_dir, tmp_path / "audit")
-    before = settings.model_copy(deep=True)
-    run_audit(settings, say=lambda _: None)
+def test_settings_are_not_changed_by_a_run(audit_complete) -> None:
+    # run_audit(settings): once per session, with a deep copy taken before
+    settings, before = audit_complete.made.settings, audit_complete.made.before
     assert settings == before
 
 
 def test_no_humans_and_a_reference_do_not_mix(tmp_path: Path, sample_bundle_dir: Path) -> None:
-    settings = _settings(sample_bundle_dir, tmp_path / "audit").model_copy(
+    settings = complete_settings(sample_bundle_dir, tmp_path / "audit").model_copy(
         update={"reference": "ann"}
     )
     with pytest.raises(TiapError, match="--no-humans"):
@@ -120,7 +103,7 @@ def test_an_unreadable_state_file_is_started_afresh_with_a_warning(
     out.mkdir()
     (out / "audit_state.json").write_text("{not json", encoding="utf-8")
     lines: list[str] = []
-    outcome = run_audit(_settings(sample_bundle_dir, out), say=lines.append)
+    outcome = run_audit(complete_settings(sample_bundle_dir, out), say=lines.append)
     assert outcome.status == "complete"
     assert lines[0].startswith("warning: ")
     assert "audit_state.json: unreadable" in lines[0]
@@ -138,7 +121,7 @@ def test_the_default_say_prints_lines_inert(
     assert capsys.readouterr().out == "run ␛]0;PWNED␇ ␛[31mred\n"
     # the audit's own lines, with the default: an output path holding an escape sequence
     out = tmp_path / "o\x1b[2Jut"
-    outcome = run_audit(_settings(sample_bundle_dir, out))
+    outcome = run_audit(complete_settings(sample_bundle_dir, out))
     assert outcome.status == "complete"
     printed = capsys.readouterr().out
     assert printed.strip()

@@ -8,15 +8,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from audit_support import run_tiap
-
 from tiap.cases import Workspace
 from version_support import copy_bundle, reverse_rankings, rewrite_derived_texts
 
 
-def _fresh(bundle: Path, tmp: Path, name: str) -> dict:
+def _fresh(tiap_cli, bundle: Path, tmp: Path, name: str) -> dict:
     """A fresh extraction of the bundle into a new workspace: its JSON report."""
-    done = run_tiap("cases", "extract", bundle, "--db", tmp / f"{name}.sqlite", "--json", cwd=tmp)
+    done = tiap_cli("cases", "extract", bundle, "--db", tmp / f"{name}.sqlite", "--json", cwd=tmp)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -48,22 +46,22 @@ def _check_replaced(out: Path, tmp: Path, name: str, fresh: dict) -> None:
 
 
 def test_a_rebuilt_bundle_stops_the_audit_or_replaces_its_stale_cases(
-    tmp_path: Path, sample_bundle_dir: Path
+    tiap_cli, tmp_path: Path, sample_bundle_dir: Path
 ) -> None:
     bundle = copy_bundle(sample_bundle_dir, tmp_path / "bundle")
     out = tmp_path / "audit"
     args = ("audit", bundle, "--out", out, "--panel", "offline", "--n", "20", "--overlap", "8")
     args += ("--no-humans", "--force", "--no-progress")
-    first = run_tiap(*args, cwd=tmp_path)
+    first = tiap_cli(*args, cwd=tmp_path)
     assert first.returncode == 0, first.stderr
     v1 = copy_bundle(bundle, tmp_path / "bundle-v1")
 
     # every derived memory gets a new text: the cases' text is not the workspace's
     assert rewrite_derived_texts(bundle) > 0
-    stopped = run_tiap(*args, cwd=tmp_path)
+    stopped = tiap_cli(*args, cwd=tmp_path)
     assert stopped.returncode == 2, stopped.stdout
-    old = _fresh(v1, tmp_path, "v1")["version"]["fingerprint"]
-    fresh = _fresh(bundle, tmp_path, "v2")
+    old = _fresh(tiap_cli, v1, tmp_path, "v1")["version"]["fingerprint"]
+    fresh = _fresh(tiap_cli, bundle, tmp_path, "v2")
     new = fresh["version"]["fingerprint"]
     assert new != old
     error = stopped.stderr.strip()
@@ -75,7 +73,7 @@ def test_a_rebuilt_bundle_stops_the_audit_or_replaces_its_stale_cases(
     with Workspace.open_readonly(out / "workspace.sqlite") as ws:
         assert ws.current_version("contested").fingerprint == old  # type: ignore[union-attr]
 
-    replaced = run_tiap(*args, "--replace-stale", cwd=tmp_path)
+    replaced = tiap_cli(*args, "--replace-stale", cwd=tmp_path)
     assert replaced.returncode == 0, replaced.stderr
     assert f"bundle version {old[:12]} -> {new[:12]}" in replaced.stdout
     assert "'validation' drawn again" in replaced.stdout
@@ -83,16 +81,16 @@ def test_a_rebuilt_bundle_stops_the_audit_or_replaces_its_stale_cases(
 
     # then the rankings: some cases go, others come
     reverse_rankings(bundle)
-    fresh3 = _fresh(bundle, tmp_path, "v3")
+    fresh3 = _fresh(tiap_cli, bundle, tmp_path, "v3")
     before = set(_fresh_cases(tmp_path, "v2"))
     assert set(_fresh_cases(tmp_path, "v3")) != before
-    assert run_tiap(*args, cwd=tmp_path).returncode == 2
-    again = run_tiap(*args, "--replace-stale", cwd=tmp_path)
+    assert tiap_cli(*args, cwd=tmp_path).returncode == 2
+    again = tiap_cli(*args, "--replace-stale", cwd=tmp_path)
     assert again.returncode == 0, again.stderr
     _check_replaced(out, tmp_path, "v3", fresh3)
 
     # and the same command once more: nothing stale, nothing new
-    settled = run_tiap(*args, cwd=tmp_path)
+    settled = tiap_cli(*args, cwd=tmp_path)
     assert settled.returncode == 0, settled.stderr
     assert "none new" in settled.stdout
 
@@ -114,19 +112,21 @@ def _task(root: Path) -> Path:
     return task
 
 
-def test_a_changed_qrels_source_stops_the_qrels_audit_or_is_drawn_again(tmp_path: Path) -> None:
+def test_a_changed_qrels_source_stops_the_qrels_audit_or_is_drawn_again(
+    tiap_cli, tmp_path: Path
+) -> None:
     task = _task(tmp_path / "src")
     out = tmp_path / "audit"
     args = ("audit", task, "--mode", "qrels", "--out", out, "--panel", "offline", "--n", "6")
     args += ("--overlap", "2", "--per-dataset", "8", "--no-humans", "--force", "--no-progress")
-    assert run_tiap(*args, cwd=tmp_path).returncode == 0
+    assert tiap_cli(*args, cwd=tmp_path).returncode == 0
     corpus = task.parent / "corpus.jsonl"
     corpus.write_text(corpus.read_text(encoding="utf-8").replace("document", "doc"), "utf-8")
-    stopped = run_tiap(*args, cwd=tmp_path)
+    stopped = tiap_cli(*args, cwd=tmp_path)
     assert stopped.returncode == 2, stopped.stdout
     assert "qrels pairs of bundle version" in stopped.stderr
     assert "--replace-stale" in stopped.stderr
-    again = run_tiap(*args, "--replace-stale", cwd=tmp_path)
+    again = tiap_cli(*args, "--replace-stale", cwd=tmp_path)
     assert again.returncode == 0, again.stderr
     final = json.loads((out / "final" / "report.json").read_text(encoding="utf-8"))
     with Workspace.open_readonly(out / "workspace.sqlite") as ws:

@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import pytest
-from audit_support import run_tiap
 
 from tiap.cases import LabelRecord, Workspace
 from tiap.rubric import load_rubric
@@ -21,13 +20,14 @@ from tiap.rubric import load_rubric
         ("--min-valid", "nan", "--min-valid must be a finite number in [0, 1] (got nan)"),
         ("--min-valid", "-0.1", "--min-valid must be a finite number in [0, 1]"),
         ("--min-decided", "2", "--min-decided must be a finite number in [0, 1] (got 2.0)"),
+        ("--gate-on", "upper", "--gate-on must be one of point, lower (got 'upper')"),
     ],
 )
 def test_the_options_are_checked_before_anything_runs(
-    tmp_path: Path, sample_bundle_dir: Path, option: str, value: str, message: str
+    tiap_cli, tmp_path: Path, sample_bundle_dir: Path, option: str, value: str, message: str
 ) -> None:
     out = tmp_path / "o"
-    res = run_tiap(
+    res = tiap_cli(
         "audit", sample_bundle_dir, "--out", out, "--panel", "offline", option, value,
         cwd=tmp_path,
     )  # fmt: skip
@@ -39,12 +39,12 @@ def test_the_options_are_checked_before_anything_runs(
 
 
 def test_human_labels_of_another_rubric_version_do_not_count(
-    tmp_path: Path, sample_bundle_dir: Path
+    tiap_cli, audit_waiting_8, tmp_path: Path, sample_bundle_dir: Path
 ) -> None:
-    out = tmp_path / "audit"
+    out = audit_waiting_8.root / "audit"
     args = ("audit", sample_bundle_dir, "--out", out, "--panel", "offline", "--n", "8")
     lenient = ("--min-fleiss", "0", "--min-cases", "4", "--no-progress")
-    first = run_tiap(*args, *lenient, cwd=tmp_path)
+    first = audit_waiting_8.made  # tiap *args *lenient, run once per session
     assert first.returncode == 3, first.stderr  # waiting for human labels
     rubric = load_rubric()
     with Workspace(out / "workspace.sqlite", create=False) as ws:
@@ -63,7 +63,7 @@ def test_human_labels_of_another_rubric_version_do_not_count(
                 for cid in cases
             ]
         )
-    again = run_tiap(*args, *lenient, cwd=tmp_path)
+    again = tiap_cli(*args, *lenient, cwd=tmp_path)
     assert again.returncode == 3, again.stderr
     assert "audit paused (waiting)" in again.stderr
     assert "tiap annotate tui" in again.stderr
@@ -84,8 +84,22 @@ def test_human_labels_of_another_rubric_version_do_not_count(
                 for cid in cases
             ]
         )
-    gated = run_tiap(*args, *lenient, cwd=tmp_path)
+    gated = tiap_cli(*args, *lenient, cwd=tmp_path)
     assert "[5] human labels: done (complete: ann)" in gated.stdout, gated.stdout
     gate = json.loads((out / "validation" / "report.json").read_text())["gate"]
     assert gate["reference_rubric_hash"] == rubric.content_hash
     assert gate["no_humans"] is False
+
+
+def test_the_audit_gates_on_the_lower_bound_when_asked(
+    tiap_cli, audit_waiting_8, tmp_path: Path, sample_bundle_dir: Path
+) -> None:
+    out = audit_waiting_8.root / "audit"
+    args = ("audit", sample_bundle_dir, "--out", out, "--panel", "offline", "--n", "8")
+    lenient = ("--min-fleiss", "-1", "--min-cases", "4", "--no-progress", "--no-humans")
+    res = tiap_cli(*args, *lenient, "--gate-on", "lower", cwd=tmp_path)
+    gate = json.loads((out / "validation" / "report.json").read_text(encoding="utf-8"))["gate"]
+    assert gate["gate_on"] == "lower", res.stderr
+    assert gate["figures"]["fleiss_ci"] is not None
+    index = (out / "index.md").read_text(encoding="utf-8")
+    assert "thresholds on the interval lower bounds" in index

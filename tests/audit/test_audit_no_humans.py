@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from audit_support import run_tiap
-
 from tiap.cases import LabelRecord, Workspace
 from tiap.rubric import load_rubric
 
@@ -29,19 +27,19 @@ def _disagreeing_human_labels(db: Path) -> None:
 
 
 def test_no_humans_ignores_disagreeing_human_labels_for_the_gate(
-    tmp_path: Path, sample_bundle_dir: Path
+    tiap_cli, audit_waiting_8, tmp_path: Path, sample_bundle_dir: Path
 ) -> None:
-    out = tmp_path / "audit"
+    out = audit_waiting_8.root / "audit"
     args = ("audit", sample_bundle_dir, "--out", out, "--panel", "offline", "--n", "8")
     # an eight-case subset, deliberately: --min-cases 4 (half of it)
     lenient = ("--min-fleiss", "0", "--min-cases", "4", "--no-progress")
-    paused = run_tiap(*args, *lenient, cwd=tmp_path)
+    paused = audit_waiting_8.made  # tiap *args *lenient, run once per session
     assert paused.returncode == 3, paused.stderr  # waiting for human labels
     db = out / "workspace.sqlite"
     _disagreeing_human_labels(db)
 
     # With humans required, these labels fail the gate on judge-vs-human kappa ...
-    with_humans = run_tiap(*args, *lenient, cwd=tmp_path)
+    with_humans = tiap_cli(*args, *lenient, cwd=tmp_path)
     assert with_humans.returncode == 3, with_humans.stderr
     assert VS_HUMANS in with_humans.stderr
     report = json.loads((out / "validation/report.json").read_text())
@@ -49,7 +47,7 @@ def test_no_humans_ignores_disagreeing_human_labels_for_the_gate(
     assert any(VS_HUMANS in f for f in report["gate"]["failures"])
 
     # ... with --no-humans the gate is on judge agreement only, and passes.
-    judges_only = run_tiap(*args, *lenient, "--no-humans", cwd=tmp_path)
+    judges_only = tiap_cli(*args, *lenient, "--no-humans", cwd=tmp_path)
     assert judges_only.returncode == 0, judges_only.stderr
     assert VS_HUMANS not in judges_only.stdout + judges_only.stderr
     for sub in ("validation", "final"):
@@ -66,8 +64,10 @@ def test_no_humans_ignores_disagreeing_human_labels_for_the_gate(
     assert "Human labels in the workspace (ann) were left out" in index
 
 
-def test_no_humans_with_a_reference_is_bad_input(tmp_path: Path, sample_bundle_dir: Path) -> None:
-    res = run_tiap(
+def test_no_humans_with_a_reference_is_bad_input(
+    tiap_cli, tmp_path: Path, sample_bundle_dir: Path
+) -> None:
+    res = tiap_cli(
         "audit",
         sample_bundle_dir,
         "--out",

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from audit_support import run_tiap
 
 from support.lmeb import RUN_FILE, Tree, prompt_key, write_tree
 from support.loopback import LoopbackServer, Script, label_reply
@@ -32,9 +31,11 @@ WRONG, MISSED, NEGATIVES = {SINGLE: 30}, {LME: 10}, 40
 
 
 @pytest.fixture(scope="module")
-def tree(raw_bundles: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Tree:
+def tree(built, tmp_path_factory: pytest.TempPathFactory) -> Tree:
     root = tmp_path_factory.mktemp("lmeb") / "LMEB"
-    locomo, lme = (read_bundle(raw_bundles[k]) for k in ("locomo", "longmemeval"))
+    locomo, lme = (
+        read_bundle(built.copy(k, root.parent / k)) for k in ("locomo-raw", "longmemeval-raw")
+    )
     return write_tree(root, locomo, lme, wrong=WRONG, missed=MISSED)
 
 
@@ -159,18 +160,18 @@ def test_the_audit_surfaces_wrong_and_missing_labels(tmp_path: Path, tree: Tree,
     assert report["qrels"]["by_dataset"][SINGLE]["precision"] == "fail"
 
 
-def test_the_command_runs_the_qrels_audit(tmp_path: Path, tree: Tree, panel) -> None:
+def test_the_command_runs_the_qrels_audit(tiap_cli, tmp_path: Path, tree: Tree, panel) -> None:
     panel_file, _ = panel
     out = tmp_path / "cli"
     args = ("audit", tree.root, "--mode", "qrels", "--out", out, "--panel", panel_file)
     opts = ("--per-dataset", "500", "--negatives", str(NEGATIVES), "--run", RUN_FILE)
-    done = run_tiap(*args, *opts, "--n", "30", "--no-humans", "--no-progress", cwd=tmp_path)
+    done = tiap_cli(*args, *opts, "--n", "30", "--no-humans", "--no-progress", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert f"qrels {SINGLE}: labels unreliable" in done.stdout
     assert f"qrels {LME}: missing labels" in done.stdout
-    bad = run_tiap(*args, "--min-confirmed", "1.2", cwd=tmp_path)
+    bad = tiap_cli(*args, "--min-confirmed", "1.2", cwd=tmp_path)
     assert bad.returncode == 2
     assert "--min-confirmed must be a finite number in [0, 1] (got 1.2)" in bad.stderr
-    mixed = run_tiap(*args, "--rubric", "contested-credit", cwd=tmp_path)
+    mixed = tiap_cli(*args, "--rubric", "contested-credit", cwd=tmp_path)
     assert mixed.returncode == 2
     assert "rubric 'contested-credit' judges contested credits" in mixed.stderr

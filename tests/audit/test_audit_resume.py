@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from audit_support import read_state, run_tiap
+from audit_support import read_state
 
 from tiap.audit import JudgeFigures, StepName
 from tiap.audit.steps import shown_time
@@ -19,11 +19,11 @@ def _row(index: str, title: str) -> str:
 
 
 def test_index_after_a_resumed_audit_keeps_the_first_runs_judging(
-    tmp_path: Path, sample_bundle_dir: Path
+    tiap_cli, audit_waiting_6, tmp_path: Path, sample_bundle_dir: Path
 ) -> None:
-    out = tmp_path / "audit"
+    out = audit_waiting_6.root / "audit"
     args = ("audit", sample_bundle_dir, "--out", out, "--panel", "offline", "--n", "6")
-    paused = run_tiap(*args, "--overlap", "2", "--no-progress", cwd=tmp_path)
+    paused = audit_waiting_6.made  # tiap *args --overlap 2 --no-progress, once per session
     assert paused.returncode == 3, paused.stderr  # waiting for human labels
 
     first = read_state(out).steps[StepName.JUDGE_SUBSET]
@@ -38,7 +38,7 @@ def test_index_after_a_resumed_audit_keeps_the_first_runs_judging(
     with Workspace(out / "workspace.sqlite", create=False) as ws:
         for cid in ws.case_ids(subset="validation"):
             ws.add_label(LabelRecord(case_id=cid, rater="ann", rater_kind="human", label="partial"))
-    done = run_tiap(*args, "--no-progress", "--force", cwd=tmp_path)
+    done = tiap_cli(*args, "--no-progress", "--force", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "judge subset 'validation': skipped (every case already judged" in done.stdout
 

@@ -164,7 +164,8 @@ def fill(conn: sqlite3.Connection) -> None:
             ),
         )
     conn.execute(
-        "INSERT INTO subsets VALUES ('val', ?, '2026-11-01T00:00:00')",
+        "INSERT INTO subsets (name, params_json, created_at) "
+        "VALUES ('val', ?, '2026-11-01T00:00:00')",
         (json.dumps({"kind": "validation", "n": 2}),),
     )
     conn.execute("INSERT INTO subset_cases VALUES ('val', 'c1', 0, 1), ('val', 'c2', 1, 0)")

@@ -4,55 +4,25 @@ one-line error, and reading commands work on a read-only workspace."""
 
 from __future__ import annotations
 
-import ctypes
-import os
 import shutil
 import sqlite3
 import stat
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from legacy_workspace import make_earlier_workspace
 
+from support.cli import CliResult
+from support.reader import AS_READER, files, read_only
 from tiap.cases.models import LabelRecord
 from tiap.cases.workspace import Workspace
 from tiap.cli import main
 from tiap.traces.samples import sample_bundle_path
 
-ENTRY = "import sys; from tiap.cli import main; main(sys.argv[1:])"
-_PR_CAPBSET_DROP = 24
-_CAP_DAC_OVERRIDE, _CAP_DAC_READ_SEARCH = 1, 2
 
-
-def _obey_file_modes() -> None:
-    """In the child, before exec: root loses the capabilities that override file
-    modes, so a read-only file or directory is read-only for it too."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    for cap in (_CAP_DAC_OVERRIDE, _CAP_DAC_READ_SEARCH):
-        if libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
-            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
-
-
-def run_tiap(*args: str, cwd: Path, as_reader: bool = False) -> subprocess.CompletedProcess[str]:
-    """The real command in a fresh interpreter; ``as_reader``: file modes apply even
-    when the tests run as root."""
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_HUB_OFFLINE": "1"}
-    return subprocess.run(
-        [sys.executable, "-c", ENTRY, *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-        preexec_fn=_obey_file_modes if as_reader and os.geteuid() == 0 else None,
-    )
-
-
-def one_line_error(proc: subprocess.CompletedProcess[str], *fragments: str) -> str:
+def one_line_error(proc: CliResult, *fragments: str) -> str:
     assert proc.returncode == 2, (proc.stdout, proc.stderr)
     assert "Traceback" not in proc.stderr
     lines = proc.stderr.strip().splitlines()
@@ -61,10 +31,6 @@ def one_line_error(proc: subprocess.CompletedProcess[str], *fragments: str) -> s
     for fragment in fragments:
         assert fragment in lines[0]
     return lines[0]
-
-
-def _files(directory: Path) -> dict[str, bytes]:
-    return {f.name: f.read_bytes() for f in sorted(directory.iterdir()) if f.is_file()}
 
 
 def _foreign(path: Path) -> None:
@@ -91,39 +57,39 @@ def _foreign(path: Path) -> None:
     ids=["cases-list", "cases-extract", "judge-run", "agreement-report"],
 )
 def test_another_applications_sqlite_file_is_refused_untouched(
-    tmp_path: Path, command: list[str]
+    tiap_cli, tmp_path: Path, command: list[str]
 ) -> None:
     f = tmp_path / "f.sqlite"
     _foreign(f)
-    before = _files(tmp_path)
+    before = files(tmp_path)
     assert set(before) == {"f.sqlite"}
-    proc = run_tiap(*command, "--db", "f.sqlite", cwd=tmp_path)
+    proc = tiap_cli(*command, "--db", "f.sqlite", cwd=tmp_path)
     one_line_error(proc, "f.sqlite: not a tiap workspace", "without tiap's tables")
     assert proc.stdout == ""
-    assert _files(tmp_path) == before  # same bytes, no -wal or -shm
+    assert files(tmp_path) == before  # same bytes, no -wal or -shm
     con = sqlite3.connect(f)
     assert con.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
     assert [r[0] for r in con.execute("SELECT name FROM sqlite_master")] == ["customers"]
     con.close()
 
 
-def test_a_path_that_cannot_be_a_workspace_is_one_line(tmp_path: Path) -> None:
+def test_a_path_that_cannot_be_a_workspace_is_one_line(tiap_cli, tmp_path: Path) -> None:
     (tmp_path / "afile").write_text("notes\n")
     (tmp_path / "adir").mkdir()
     for command in (["cases", "extract", str(sample_bundle_path())], ["cases", "list"]):
-        proc = run_tiap(*command, "--db", "afile/ws.sqlite", cwd=tmp_path)
+        proc = tiap_cli(*command, "--db", "afile/ws.sqlite", cwd=tmp_path)
         one_line_error(proc, "afile/ws.sqlite", "afile is not a directory")
-        proc = run_tiap(*command, "--db", "adir", cwd=tmp_path)
+        proc = tiap_cli(*command, "--db", "adir", cwd=tmp_path)
         one_line_error(proc, "adir: is a directory")
     assert (tmp_path / "afile").read_text() == "notes\n"
     assert list((tmp_path / "adir").iterdir()) == []
 
 
-def test_an_empty_file_is_not_turned_into_a_workspace(tmp_path: Path) -> None:
+def test_an_empty_file_is_not_turned_into_a_workspace(tiap_cli, tmp_path: Path) -> None:
     (tmp_path / "w.sqlite").write_bytes(b"")
-    proc = run_tiap("cases", "extract", str(sample_bundle_path()), "--db", "w.sqlite", cwd=tmp_path)
+    proc = tiap_cli("cases", "extract", str(sample_bundle_path()), "--db", "w.sqlite", cwd=tmp_path)
     one_line_error(proc, "w.sqlite: not a tiap workspace (an empty file")
-    assert _files(tmp_path) == {"w.sqlite": b""}
+    assert files(tmp_path) == {"w.sqlite": b""}
 
 
 # ------------------------------------------------------- only creators create
@@ -196,14 +162,8 @@ def _judged_workspace(db: Path) -> list[str]:
     return ids
 
 
-def _read_only(directory: Path) -> None:
-    for f in directory.iterdir():
-        f.chmod(0o444)
-    directory.chmod(0o555)
-
-
 def test_reading_commands_work_on_a_read_only_workspace(
-    shared_tmp: Path, capsys: pytest.CaptureFixture[str]
+    tiap_cli, shared_tmp: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     ws_dir = shared_tmp / "ws"
     ws_dir.mkdir()
@@ -212,25 +172,29 @@ def test_reading_commands_work_on_a_read_only_workspace(
     capsys.readouterr()
     out = shared_tmp / "out"
     out.mkdir()
-    _read_only(ws_dir)
-    before = _files(ws_dir)
+    read_only(ws_dir)
+    before = files(ws_dir)
     assert set(before) == {"w.sqlite"}
     mtime = db.stat().st_mtime_ns
 
-    listed = run_tiap(
-        "cases", "list", "--db", str(db), "--subset", "validation", cwd=out, as_reader=True
+    listed = tiap_cli.subprocess(
+        "cases", "list", "--db", str(db), "--subset", "validation", cwd=out, preexec_fn=AS_READER
     )
     assert listed.returncode == 0, listed.stderr
     assert listed.stdout.strip().splitlines()[-1] == "6 cases"
-    shown = run_tiap("cases", "show", ids[0], "--db", str(db), cwd=out, as_reader=True)
+    shown = tiap_cli.subprocess(
+        "cases", "show", ids[0], "--db", str(db), cwd=out, preexec_fn=AS_READER
+    )
     assert shown.returncode == 0, shown.stderr
     assert "j1 [judge]: supports" in shown.stdout
-    subsets = run_tiap("cases", "subsets", "--db", str(db), cwd=out, as_reader=True)
+    subsets = tiap_cli.subprocess(
+        "cases", "subsets", "--db", str(db), cwd=out, preexec_fn=AS_READER
+    )
     assert subsets.returncode == 0, subsets.stderr
     assert "validation: 6 cases, 2 in overlap" in subsets.stdout
-    report = run_tiap(
+    report = tiap_cli.subprocess(
         "agreement", "report", "--db", str(db), "--subset", "validation", "--out", str(out / "rep"),
-        "--resamples", "0", cwd=out, as_reader=True,
+        "--resamples", "0", cwd=out, preexec_fn=AS_READER,
     )  # fmt: skip
     # the judges disagree with the person: the gate applies and fails (exit 3), and the
     # report is written all the same
@@ -238,16 +202,18 @@ def test_reading_commands_work_on_a_read_only_workspace(
     assert (out / "rep" / "report.json").is_file()
     assert report.stderr.strip() == f"tiap: warning: {db} is read-only: the gate was not recorded"
     # a command that writes says why it cannot
-    sample = run_tiap("cases", "sample", "--db", str(db), "--name", "x", cwd=out, as_reader=True)
+    sample = tiap_cli.subprocess(
+        "cases", "sample", "--db", str(db), "--name", "x", cwd=out, preexec_fn=AS_READER
+    )
     one_line_error(sample, str(db), "read-only")
 
-    assert _files(ws_dir) == before  # nothing written, no -wal / -shm
+    assert files(ws_dir) == before  # nothing written, no -wal / -shm
     assert db.stat().st_mtime_ns == mtime
 
     # writable again: the same report records the gate
     for p in (ws_dir, db):
         p.chmod(0o755)
-    report = run_tiap(
+    report = tiap_cli(
         "agreement", "report", "--db", str(db), "--subset", "validation", "--out", str(out / "rep"),
         "--resamples", "0", cwd=out,
     )  # fmt: skip
@@ -257,33 +223,37 @@ def test_reading_commands_work_on_a_read_only_workspace(
         assert len(ws.events("gate")) == 1
 
 
-def test_an_earlier_workspace_is_read_read_only_without_migrating(shared_tmp: Path) -> None:
+def test_an_earlier_workspace_is_read_read_only_without_migrating(
+    tiap_cli, shared_tmp: Path
+) -> None:
     ws_dir = shared_tmp / "ws"
     ws_dir.mkdir()
     db = ws_dir / "w.sqlite"
     make_earlier_workspace(db, 1)
-    _read_only(ws_dir)
-    before = _files(ws_dir)
-    proc = run_tiap("cases", "show", "c1", "--db", str(db), cwd=shared_tmp, as_reader=True)
+    read_only(ws_dir)
+    before = files(ws_dir)
+    proc = tiap_cli.subprocess(
+        "cases", "show", "c1", "--db", str(db), cwd=shared_tmp, preexec_fn=AS_READER
+    )
     assert proc.returncode == 0, proc.stderr
     assert "ann [human]: partial" in proc.stdout
     assert "judge-a [judge]: supports" in proc.stdout
-    assert _files(ws_dir) == before
+    assert files(ws_dir) == before
     con = sqlite3.connect(f"file:{db}?mode=ro&immutable=1", uri=True)
     assert [r[0] for r in con.execute("SELECT version FROM schema_migrations")] == [1]
     assert con.execute("PRAGMA application_id").fetchone()[0] == 0
     con.close()
 
 
-def test_a_workspace_from_a_newer_tiap_is_refused_read_only_too(tmp_path: Path) -> None:
+def test_a_workspace_from_a_newer_tiap_is_refused_read_only_too(tiap_cli, tmp_path: Path) -> None:
     db = tmp_path / "w.sqlite"
     Workspace(db).close()
     con = sqlite3.connect(db)
     with con:
         con.execute("INSERT INTO schema_migrations VALUES (99, 'future', 'now')")
     con.close()
-    before = _files(tmp_path)
+    before = files(tmp_path)
     for command in (["cases", "list"], ["cases", "sample"]):
-        proc = run_tiap(*command, "--db", "w.sqlite", cwd=tmp_path)
+        proc = tiap_cli(*command, "--db", "w.sqlite", cwd=tmp_path)
         one_line_error(proc, "w.sqlite: workspace schema version 99 is newer than this tiap")
-    assert _files(tmp_path)["w.sqlite"] == before["w.sqlite"]
+    assert files(tmp_path)["w.sqlite"] == before["w.sqlite"]

@@ -19,7 +19,7 @@ from tiap.cases.extract import (
 )
 from tiap.cases.workspace import Workspace
 from tiap.errors import TiapError
-from tiap.rescore.index import TargetIndex
+from tiap.rescore.target_index import TargetIndex
 from tiap.rescore.targets import TARGETS, Target, register_target
 from tiap.traces import (
     Bundle,

@@ -265,6 +265,41 @@ def _expect_9(before: sqlite3.Connection, after: sqlite3.Connection) -> None:
     after.execute("DELETE FROM bundle_versions")
 
 
+def _expect_10(before: sqlite3.Connection, after: sqlite3.Connection) -> None:
+    tables = {"probe_labels", "anchor_sets", "anchor_cases", "anchor_labels"}
+    assert not tables & _tables(before)
+    assert tables <= _tables(after)
+    # probe judgments are apart: the labels table is as it was
+    assert _columns(after, "labels") == _columns(before, "labels")
+    assert _columns(after, "probe_labels")[-4:] == [
+        "probe_kind",
+        "probe_variant",
+        "probe_params_json",
+        "drift_run",
+    ]
+    after.execute(
+        "INSERT INTO probe_labels (case_id, rater, rater_kind, label, created_at, probe_kind, "
+        "probe_variant) VALUES ('c1', 'judge-a', 'judge', 'supports', 't', 'repeat', 'repeat:0')"
+    )
+    with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
+        after.execute(
+            "INSERT INTO probe_labels (case_id, rater, rater_kind, label, created_at, "
+            "probe_kind, probe_variant) VALUES ('c1', 'ann', 'human', 'x', 't', 'order', 'order')"
+        )
+    assert after.execute("PRAGMA foreign_key_check").fetchall() == []
+    after.execute("DELETE FROM probe_labels")
+    # an anchor set, once written, is never changed
+    after.execute(
+        "INSERT INTO anchor_sets VALUES ('a1', 'val', 'r', 'rh', NULL, NULL, 1, '[]', 't')"
+    )
+    for sql in (
+        "UPDATE anchor_sets SET subset = 'x'",
+        "DELETE FROM anchor_sets",
+    ):
+        with pytest.raises(sqlite3.IntegrityError, match="frozen"):
+            after.execute(sql)
+
+
 EXPECT: dict[int, Callable[[sqlite3.Connection, sqlite3.Connection], None]] = {
     1: _expect_1,
     2: _expect_2,
@@ -275,6 +310,7 @@ EXPECT: dict[int, Callable[[sqlite3.Connection, sqlite3.Connection], None]] = {
     7: _expect_7,
     8: _expect_8,
     9: _expect_9,
+    10: _expect_10,
 }
 
 

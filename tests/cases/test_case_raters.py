@@ -13,7 +13,6 @@ from legacy_workspace import make_earlier_workspace
 from tiap.agreement import labels_from_workspace
 from tiap.cases.vocab import ADJUDICATED, HUMAN, JUDGE
 from tiap.cases.workspace import Workspace
-from tiap.cli import main
 from tiap.errors import TiapError
 
 
@@ -108,34 +107,52 @@ def test_a_clash_left_by_an_earlier_tiap_is_an_error_with_the_way_out(tmp_path: 
         )
 
 
-def _run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        main(args)
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out = capsys.readouterr()
-    return code, out.out, out.err
-
-
-def test_rename_rater_command_repairs_a_clash(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_rename_rater_command_repairs_a_clash(tiap_cli, tmp_path: Path) -> None:
     path = _clashed(tmp_path / "w.sqlite")
-    code, _, err = _run(["cases", "show", "c1", "--db", str(path)], capsys)
+    code, _, err = tiap_cli("cases", "show", "c1", "--db", str(path))
     assert code == 2
     assert err.count("\n") == 1
     assert "tiap cases rename-rater ann NEW --kind judge" in err
-    code, _, err = _run(
-        ["cases", "rename-rater", "ann", "ann-judge", "--kind", "robot", "--db", str(path)], capsys
+    code, _, err = tiap_cli(
+        "cases", "rename-rater", "ann", "ann-judge", "--kind", "robot", "--db", str(path)
     )
     assert (code, err.strip()) == (2, "tiap: error: --kind: give one of judge, human (not 'robot')")
-    code, out, err = _run(
-        ["cases", "rename-rater", "ann", "ann-judge", "--kind", "judge", "--db", str(path)], capsys
+    code, out, err = tiap_cli(
+        "cases", "rename-rater", "ann", "ann-judge", "--kind", "judge", "--db", str(path)
     )
     assert code == 0, err
     assert out.strip() == f"renamed 1 labels of judge 'ann' to 'ann-judge' in {path}"
-    code, out, err = _run(["cases", "show", "c1", "--db", str(path)], capsys)
+    code, out, err = tiap_cli("cases", "show", "c1", "--db", str(path))
     assert code == 0, err
     assert "ann [human]: partial" in out
     assert "ann-judge [judge]: supports" in out
+
+
+def test_appended_labels_are_checked_and_stored_as_added_ones_are(ws: Workspace) -> None:
+    ws.add_label(make_label("c1", "foo", "partial"))
+    clash = [make_label("c2", "new", "partial"), make_label("c2", "foo", None, rater_kind=JUDGE)]
+    with pytest.raises(TiapError, match="'foo' is the name of a human rater"):
+        ws.append_labels(clash)
+    inside = [make_label("c2", "x", "partial"), make_label("c2", "x", "partial", rater_kind=JUDGE)]
+    with pytest.raises(TiapError, match="rater 'x' appears both as judge and as human"):
+        ws.append_labels(inside)
+    with pytest.raises(TiapError, match="cannot label case 'nope': no such case"):
+        ws.append_labels(
+            [
+                make_label("c1", "j", "supports", rater_kind=JUDGE),
+                make_label("nope", "j", None, rater_kind=JUDGE),
+            ]
+        )
+    assert len(ws.label_history("c2")) == 0
+    # more rows than one statement takes: every one stored, in order, with its time
+    many = [
+        make_label("c1" if i % 2 else "c2", "j", f"l{i}", rater_kind=JUDGE, note=str(i))
+        for i in range(150)
+    ]
+    ws.append_labels(many)
+    ws.append_labels([])
+    stored = ws.label_history("c1", "j") + ws.label_history("c2", "j")
+    stored.sort(key=lambda r: r.id or 0)
+    assert [r.note for r in stored] == [str(i) for i in range(150)]
+    assert all(r.created_at for r in stored)
+    assert len({r.created_at for r in stored}) == 1

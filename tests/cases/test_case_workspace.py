@@ -9,7 +9,8 @@ import pytest
 from case_support import make_case, make_label
 
 from tiap.cases.migrations import MIGRATIONS
-from tiap.cases.models import rank_bucket
+from tiap.cases.models import ModelCall, rank_bucket
+from tiap.cases.rows import JsonTemplate, dumps_field
 from tiap.cases.workspace import Workspace
 from tiap.errors import TiapError
 
@@ -257,6 +258,40 @@ def test_model_call_cache_keeps_successes(ws: Workspace) -> None:
     ws.store_call(request_hash="h", response={"text": "2"}, status="ok", **common)
     assert ws.cached_call("h")["response_json"] == '{"text": "1"}'
     assert ws.cached_call("other") is None
+
+
+def test_calls_stored_together_keep_successes_in_order(ws: Workspace) -> None:
+    def call(h: str, status: str, text: str | None) -> ModelCall:
+        response = None if text is None else {"text": text}
+        return ModelCall(
+            request_hash=h,
+            model="m",
+            request={"messages": [], "n": h},
+            response=response,
+            status=status,
+            created_at="t",
+        )
+
+    # within one list as across lists: a failure is replaced, a success kept
+    ws.store_calls([call("h", "error", None), call("h", "ok", "1"), call("h", "ok", "2")])
+    assert ws.cached_call("h")["response_json"] == '{"text": "1"}'
+    ws.store_calls([call("h", "ok", "3")])
+    assert ws.cached_call("h")["response_json"] == '{"text": "1"}'
+    ws.store_calls([call(f"k{i}", "ok", str(i)) for i in range(150)])
+    assert ws.cached_responses([f"k{i}" for i in range(150)]) == {
+        f"k{i}": {"text": str(i)} for i in range(150)
+    }
+    ws.store_calls([])
+
+
+def test_a_json_template_gives_the_text_of_the_whole() -> None:
+    fixed = {"b": {"z": 1, "a": [1.5, None]}, "a": "é", "messages": "dropped"}
+    template = JsonTemplate(fixed, "messages")
+    for value in ([{"role": "user", "content": "ü “x”"}], None, {"k": [1, 2]}, "\x00"):
+        assert template.text(value) == dumps_field({**fixed, "messages": value})
+    # a fixed part that holds the template's own marker is serialised whole
+    odd = JsonTemplate({"a": JsonTemplate._MARK}, "messages")
+    assert odd.text([1]) == dumps_field({"a": JsonTemplate._MARK, "messages": [1]})
 
 
 def test_events_in_order(ws: Workspace) -> None:

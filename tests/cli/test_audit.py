@@ -1,30 +1,27 @@
 """`tiap audit` and `tiap demo` end to end, on the sample bundle with the offline panel.
 
-Each test runs the real command in a subprocess (the console script of this
-environment), then reads the workspace and the files it wrote.
+Each test runs the command (the demo in a process of its own, once per session; the
+audits in this process, from the states made once per session where they resume),
+then reads the workspace and the files it wrote.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from support.cli import TiapCli
+from support.markdown_render import md_tags
 from tiap.cases import LabelRecord, Workspace
 
-TIAP = [sys.executable, "-m", "tiap.cli"]
 
-
-def run_tiap(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "COLUMNS": "200"}
-    return subprocess.run(
-        [*TIAP, *map(str, args)], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
-    )
+@pytest.fixture(scope="module")
+def tiap_cli(tiap_cli: TiapCli) -> TiapCli:
+    """``tiap`` with wide tables (``COLUMNS=200``)."""
+    return tiap_cli.with_env(COLUMNS="200")
 
 
 def counts(db: Path) -> tuple[int, int, int]:
@@ -39,9 +36,9 @@ def counts(db: Path) -> tuple[int, int, int]:
     return labels, calls, forced
 
 
-def test_demo_runs_every_step_and_resumes(tmp_path: Path) -> None:
-    out = tmp_path / "demo"
-    first = run_tiap("demo", "--out", out, cwd=tmp_path)
+def test_demo_runs_every_step_and_resumes(tiap_cli, demo_run) -> None:
+    out = demo_run.root / "tiap-demo"
+    first = demo_run.made  # tiap demo in its own process, in demo_run.root: once per session
     assert first.returncode == 0, first.stderr
     for rel in (
         "index.md",
@@ -76,7 +73,7 @@ def test_demo_runs_every_step_and_resumes(tmp_path: Path) -> None:
     assert "Scale gate: FAIL" in index  # five lexical baselines do not agree at 0.80
 
     # Running again resumes: nothing is judged or called twice.
-    second = run_tiap("demo", "--out", out, cwd=tmp_path)
+    second = tiap_cli("demo", cwd=demo_run.root)
     assert second.returncode == 0, second.stderr
     assert "skipped (bundle and settings unchanged)" in second.stdout
     labels2, calls2, _ = counts(db)
@@ -84,10 +81,12 @@ def test_demo_runs_every_step_and_resumes(tmp_path: Path) -> None:
     assert json.loads((out / "final/report.json").read_text()) == final
 
 
-def test_audit_waits_for_humans_then_continues(tmp_path: Path, sample_bundle_dir: Path) -> None:
-    out = tmp_path / "audit"
+def test_audit_waits_for_humans_then_continues(
+    tiap_cli, audit_waiting_6, tmp_path: Path, sample_bundle_dir: Path
+) -> None:
+    out = audit_waiting_6.root / "audit"
     args = ("audit", sample_bundle_dir, "--out", out, "--panel", "offline", "--n", "6")
-    paused = run_tiap(*args, "--overlap", "2", "--no-progress", cwd=tmp_path)
+    paused = audit_waiting_6.made  # tiap *args --overlap 2 --no-progress, once per session
     assert paused.returncode == 3, paused.stderr
     assert "tiap annotate tui --db" in paused.stderr
     assert "--subset validation" in paused.stderr
@@ -104,14 +103,14 @@ def test_audit_waits_for_humans_then_continues(tmp_path: Path, sample_bundle_dir
         # A person labels all but one case: still waiting.
         for cid in subset[:-1]:
             ws.add_label(LabelRecord(case_id=cid, rater="ann", rater_kind="human", label="partial"))
-    again = run_tiap(*args, "--no-progress", cwd=tmp_path)
+    again = tiap_cli(*args, "--no-progress", cwd=tmp_path)
     assert again.returncode == 3
     assert "ann 5/6" in again.stdout
     with Workspace(db, create=False) as ws:
         ws.add_label(
             LabelRecord(case_id=subset[-1], rater="ann", rater_kind="human", label="supports")
         )
-    done = run_tiap(*args, "--no-progress", "--force", cwd=tmp_path)
+    done = tiap_cli(*args, "--no-progress", "--force", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     report = json.loads((out / "validation/report.json").read_text())
     # The human labels are the reference: every judge is compared with them on 6 cases.
@@ -124,13 +123,30 @@ def test_audit_waits_for_humans_then_continues(tmp_path: Path, sample_bundle_dir
         "char-similarity",
     }
     assert all(r["labels"]["n"] == 6 for r in report["vs_reference"]["raters"])
+    # The final report calibrates its prevalence on the six labelled cases, and the
+    # index puts the calibrated share beside the panel's.
+    final = json.loads((out / "final/report.json").read_text())
+    calibrated = final["calibrated"]
+    assert calibrated["available"] is True
+    overall = calibrated["overall"]["labels"]
+    assert overall["labelled"] <= 6
+    ppi = overall["shares"]["supports"]["ppi"]
+    assert ppi["n"] + ppi["n_unlabelled"] == overall["used"]
+    assert ppi["n"] == overall["labelled"]
+    for name in ("index.md", "index.html"):
+        index = (out / name).read_text()
+        assert "Share of relaxed credit that is fully supported" in index
+        assert "Calibrated against the human reference (prediction-powered" in index
+        assert "supports (calibrated, PPI)" in index
+        assert ", calibrated " in index  # the final step's line
 
 
 def test_audit_stops_at_a_failed_gate_without_force(
-    tmp_path: Path, sample_bundle_dir: Path
+    tiap_cli, audit_waiting_8, tmp_path: Path, sample_bundle_dir: Path
 ) -> None:
-    out = tmp_path / "audit"
-    res = run_tiap(
+    # from the audit of the same subset that judged it and stopped for human labels
+    out = audit_waiting_8.root / "audit"
+    res = tiap_cli(
         "audit",
         sample_bundle_dir,
         "--out",
@@ -153,15 +169,15 @@ def test_audit_stops_at_a_failed_gate_without_force(
         assert ws.events("gate_force") == []
     assert not (out / "final").exists()
     # judge run refuses beyond the validation subset for the same reason.
-    refused = run_tiap(
+    refused = tiap_cli(
         "judge", "run", "--db", out / "workspace.sqlite", "--panel", "offline", cwd=tmp_path
     )
     assert refused.returncode == 2
     assert "scale gate failed" in refused.stderr
 
 
-def test_audit_bad_bundle_is_one_line(tmp_path: Path) -> None:
-    res = run_tiap(
+def test_audit_bad_bundle_is_one_line(tiap_cli, tmp_path: Path) -> None:
+    res = tiap_cli(
         "audit", tmp_path / "nope", "--out", tmp_path / "o", "--panel", "offline", cwd=tmp_path
     )
     assert res.returncode == 2
@@ -194,8 +210,9 @@ def test_index_html_escapes_text(tmp_path: Path, evil: str) -> None:
     text = page.read_text()
     assert evil not in text
     assert "&lt;script&gt;" in text
-    # index.md shows the same text literally: as entities, which Markdown renders as
+    # index.md shows the same text literally: with Markdown's escapes, which render as
     # the characters, never as raw HTML
     markdown = md.read_text()
     assert evil not in markdown
-    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in markdown
+    assert "\\<script\\>alert(1)\\</script\\>" in markdown
+    assert "script" not in md_tags(markdown)

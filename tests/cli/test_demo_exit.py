@@ -4,31 +4,18 @@ bad input exits 2."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-def run_tiap(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    full = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_HUB_OFFLINE": "1", **env}
-    return subprocess.run(
-        [sys.executable, "-m", "tiap", *args],
-        cwd=cwd,
-        env=full,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-
-
-def test_demo_writes_tiap_demo_in_the_current_directory(tmp_path: Path) -> None:
-    proc = run_tiap("demo", cwd=tmp_path, TIAP_PROGRESS_INTERVAL="0.001")
+def test_demo_writes_tiap_demo_in_the_current_directory(demo_run) -> None:
+    # tiap demo, TIAP_PROGRESS_INTERVAL=0.001, in its own process in demo_run.root:
+    # once per session
+    proc = demo_run.made
     assert proc.returncode == 0, proc.stderr
-    out = tmp_path / "tiap-demo"
+    out = demo_run.root / "tiap-demo"
     assert (out / "index.html").is_file()
     assert f"reports in {out.resolve()}: open {(out / 'index.html').resolve()}" in proc.stdout
     assert proc.stdout.strip().splitlines()[-1] == "audit complete"
@@ -38,9 +25,9 @@ def test_demo_writes_tiap_demo_in_the_current_directory(tmp_path: Path) -> None:
     assert "\x1b" not in proc.stdout
 
 
-def test_demo_quiet_and_bad_output_directory(tmp_path: Path) -> None:
+def test_demo_quiet_and_bad_output_directory(tiap_cli, tmp_path: Path) -> None:
     (tmp_path / "taken").write_text("a file, not a directory", encoding="utf-8")
-    proc = run_tiap("demo", "--out", "taken", "-q", cwd=tmp_path)
+    proc = tiap_cli("demo", "--out", "taken", "-q", cwd=tmp_path)
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, proc.stderr

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tiap.cli import main
-from tiap.cli.app import command
+from tiap.cli.root import command
 
 _BRACKETS = re.compile(r"\[[^\]]*\]")
 #: typer's own metavars: <path>, <str>, <int range>, <list[str]>, ...

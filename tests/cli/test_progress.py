@@ -1,19 +1,22 @@
-"""Plain progress lines (:class:`tiap.cli.progress.PlainProgress`): what they say and
+"""Plain progress lines (:class:`tiap.cli.progress_display.PlainProgress`): what they say and
 how often, on a clock the test moves; and a real build with stderr a pipe."""
 
 from __future__ import annotations
 
 import io
 import itertools
-import os
 import re
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
-from tiap.cli.progress import PlainProgress, duration, interval_from_env, plain
+from tiap.cli.progress_display import (
+    PlainProgress,
+    RichProgress,
+    duration,
+    interval_from_env,
+    plain,
+)
 
 
 class Clock:
@@ -87,6 +90,52 @@ def test_a_second_run_starts_afresh() -> None:
     ]
 
 
+def test_a_named_run_closes_when_its_block_ends() -> None:
+    rep, out, clock = _reporter(interval=1.0)
+    with rep.parts("judging qrels"):
+        rep.start("a", 3)
+        clock.now += 2
+        rep.advance("a", 1)
+    assert out.getvalue().splitlines() == [
+        "judging qrels: 1/3 (33%), rate unknown, 2s elapsed, ETA unknown",
+        "judging qrels: 1/3 in 2s",
+    ]
+    rep.start("b", 1)  # outside a named run: the display's own
+    clock.now += 2
+    rep.advance("b", 1)
+    assert out.getvalue().splitlines()[-1].startswith("judging: 1/1 (100%)")
+
+
+def test_a_batch_shows_each_status_and_otherwise_once_an_interval() -> None:
+    rep, out, clock = _reporter(interval=5.0)
+    rep.batch("batch-1", "a b-1 validating", 0, 4)
+    rep.batch("batch-1", "a b-1 in_progress", 1, 4)
+    clock.now += 1
+    rep.batch("batch-1", "a b-1 in_progress", 2, 4)  # same status, within the interval
+    clock.now += 5
+    rep.batch("batch-1", "a b-1 in_progress", 3, 4)
+    assert out.getvalue().splitlines() == [
+        "a b-1 validating: 0/4 answered",
+        "a b-1 in_progress: 1/4 answered",
+        "a b-1 in_progress: 3/4 answered",
+    ]
+
+
+def test_bars_of_a_named_run_end_with_it(capsys) -> None:
+    with RichProgress() as bars:
+        with bars.parts("judging"):
+            bars.start("a", 2)
+            bars.start("idle", 0)
+            bars.advance("a", 2)
+            assert list(bars._tasks) == ["a"]  # no bar for nothing to do
+        assert bars._tasks == {}
+        with bars.step("reading x", None) as advance:  # a step's bar: only on a terminal
+            advance(1)
+    err = capsys.readouterr().err
+    assert "2/2" in err
+    assert "reading x" not in err
+
+
 def test_text_stays_inert_and_helpers() -> None:
     rep, out, clock = _reporter(interval=0.0)
     with rep.step("reading \x1b[31mred\x1b[0m", 2) as advance:
@@ -110,20 +159,14 @@ PARTIAL = re.compile(r"^(.*): ([\d,]+)/([\d,]+) \(\d+%\), ")
 
 
 def test_a_build_outside_a_terminal_prints_progress_as_it_goes(
-    shared_data_dir: Path, tmp_path: Path
+    tiap_cli, shared_data_dir: Path, tmp_path: Path
 ) -> None:
     locomo = shared_data_dir / "locomo" / "locomo10.json"
     interval = 0.2
-    env = {**os.environ, "TIAP_PROGRESS_INTERVAL": str(interval), "HF_HUB_OFFLINE": "1"}
+    env = {"TIAP_PROGRESS_INTERVAL": str(interval), "HF_HUB_OFFLINE": "1"}
     args = ["traces", "build", "locomo", str(locomo), "--out", str(tmp_path / "b")]
     args += ["-s", "raw", "-s", "parser-D5"]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "tiap", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
+    proc = tiap_cli.popen(*args, env=env, new_session=False)
     lines: list[tuple[float, str]] = []
 
     def read() -> None:

@@ -12,7 +12,6 @@ from judge_support import KEY_ENV, rows
 
 from support.batch_server import BatchServer
 from support.loopback import label_reply, question_key
-from tiap.cli import main
 from tiap.judge.batch_run import BatchOptions
 
 FAST = BatchOptions(poll_s=0.01)
@@ -82,13 +81,3 @@ def labels(db: Path) -> dict[tuple[str, str], tuple[str | None, str | None]]:
     got = rows(db, "SELECT case_id, rater, label, reason FROM labels ORDER BY id")
     assert len(got) == len({(c, r) for c, r, _, _ in got})  # one label per pair
     return {(c, r): (label, reason) for c, r, label, reason in got}
-
-
-def run_cli(capsys, *args: str) -> tuple[int, str, str]:
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err

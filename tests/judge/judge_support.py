@@ -1,11 +1,9 @@
 """Helpers for the judge tests: cases, panel files for the loopback server, raw
-SQLite queries and the command line in a subprocess."""
+SQLite queries."""
 
 from __future__ import annotations
 
-import os
 import sqlite3
-import sys
 from pathlib import Path
 
 from tiap.cases import Case, EvidenceItem, rank_bucket
@@ -115,13 +113,3 @@ def execute(db: Path, sql: str, args: tuple = ()) -> int:
             return conn.execute(sql, args).rowcount
     finally:
         conn.close()
-
-
-def tiap_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    env.setdefault("HF_HUB_OFFLINE", "1")
-    return env
-
-
-TIAP = [sys.executable, "-c", "import sys; from tiap.cli import main; main(sys.argv[1:])"]

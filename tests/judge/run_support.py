@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
-from judge_support import KEY_ENV, SECRET, TIAP, tiap_env
+from judge_support import KEY_ENV, SECRET
 
-import tiap
+from support.cli import spawn
 
 
 def model_and_question(body: dict[str, Any]) -> str:
@@ -24,29 +23,13 @@ def model_and_question(body: dict[str, Any]) -> str:
     return f"{body.get('model')}|{question_key(body)}"
 
 
-def process_env() -> dict[str, str]:
-    """The environment of a ``tiap`` process: this tree's package first, the key set."""
-    env = tiap_env()
-    src = str(Path(tiap.__file__).resolve().parents[1])
-    env["PYTHONPATH"] = os.pathsep.join([src, *filter(None, [env.get("PYTHONPATH")])])
-    env[KEY_ENV] = SECRET
-    return env
-
-
 class TiapProcess:
     """``tiap ARGS`` in a process of its own (its own session, so that a SIGINT to
     its group reaches it as a terminal's Ctrl-C would)."""
 
     def __init__(self, *args: str | Path) -> None:
-        self.args = [*TIAP, *map(str, args)]
-        self.proc = subprocess.Popen(
-            self.args,
-            env=process_env(),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )
+        self.args = [str(a) for a in args]
+        self.proc = spawn(self.args, env={KEY_ENV: SECRET})  # the tiap_cli fixture's popen
         self.out = self.err = ""
 
     @property

@@ -16,9 +16,9 @@ from tiap.judge.baselines import (
     label_for,
 )
 from tiap.judge.baselines import judge as baseline_judge
-from tiap.judge.offline import respond, rubric_labels
 from tiap.judge.panel import JudgeSpec
 from tiap.judge.request import response_format
+from tiap.judge.routes.offline import respond, rubric_labels
 from tiap.rubric import load_rubric, parse_judgment, parse_rubric, render_messages
 
 LABELS3 = ["supports", "partial", "does_not_support"]

@@ -21,7 +21,6 @@ from batch_support import (
     labels,
     number,
     parity,
-    run_cli,
     write_panel,
 )
 from judge_support import execute, make_case, rows
@@ -39,8 +38,9 @@ from support.loopback import (
 )
 from tiap.cases import Workspace
 from tiap.judge import load_panel, plan_run, run_panel
-from tiap.judge.batch_api import BatchLimits, batch_route
+from tiap.judge.batch_api import BatchLimits
 from tiap.judge.batch_run import BatchOptions
+from tiap.judge.routes import batch_route
 from tiap.rubric import load_rubric
 
 
@@ -278,7 +278,7 @@ def test_expired_cancelled_and_failed_batches_are_completed_directly(
 
 
 def test_no_wait_exits_3_then_the_same_command_collects(
-    capsys, make_workspace, batch_panel, key_env
+    tiap_cli, make_workspace, batch_panel, key_env
 ) -> None:
     n = 4
     db = make_workspace(n)
@@ -286,32 +286,32 @@ def test_no_wait_exits_3_then_the_same_command_collects(
         panel = batch_panel(server.url, {"a": "openai/m-a"})
         base = ["judge", "run", "--db", str(db), "--panel", str(panel), "--subset", "val"]
         base += ["--no-progress", "--poll-interval", "0.01"]
-        code, out, err = run_cli(capsys, *base, "--batch", "--no-wait")
+        code, out, err = tiap_cli(*base, "--batch", "--no-wait")
         assert code == 3, err
         assert f"next: tiap judge run --db {db} --panel {panel} --subset val --batch" in err
         assert f"{n} judgments wait in provider batches" in out
         assert server.batch_creations == {"m-a": 1}
         assert server.count == 0
         # the batches command lists it (read-only), also as JSON
-        code, out, _ = run_cli(capsys, "judge", "batches", "--db", str(db), "--json")
+        code, out, _ = tiap_cli("judge", "batches", "--db", str(db), "--json")
         assert code == 0
         (listed,) = json.loads(out)
         assert (listed["judge"], listed["state"], listed["requests"]) == ("a", "submitted", n)
         assert listed["batch_id"] == "batch_1"
-        code, out, _ = run_cli(capsys, "judge", "batches", "--db", str(db))
+        code, out, _ = tiap_cli("judge", "batches", "--db", str(db))
         assert "batch_1" in out
         # a direct run leaves the batch's pairs alone and says they wait
-        code, out, err = run_cli(capsys, *base, "--json")
+        code, out, err = tiap_cli(*base, "--json")
         assert code == 3, err
         assert json.loads(out)["in_batches"] == n
         assert server.count == 0
         # the same command again collects the results: nothing submitted twice
-        code, out, err = run_cli(capsys, *base, "--batch")
+        code, out, err = tiap_cli(*base, "--batch")
         assert code == 0, err
         assert server.batch_creations == {"m-a": 1}
         assert server.count == n
     assert labels(db) == {(f"c{i:04d}", "a"): (expected(i), None) for i in range(n)}
-    code, out, _ = run_cli(capsys, "judge", "batches", "--db", str(db), "--json")
+    code, out, _ = tiap_cli("judge", "batches", "--db", str(db), "--json")
     (listed,) = json.loads(out)
     assert (listed["state"], listed["provider_status"], listed["answered"]) == (
         "closed",
@@ -321,7 +321,7 @@ def test_no_wait_exits_3_then_the_same_command_collects(
 
 
 def test_a_batch_created_but_not_recorded_is_found_not_made_again(
-    capsys, make_workspace, batch_panel, key_env
+    tiap_cli, make_workspace, batch_panel, key_env
 ) -> None:
     n = 3
     db = make_workspace(n)
@@ -329,10 +329,10 @@ def test_a_batch_created_but_not_recorded_is_found_not_made_again(
         panel = batch_panel(server.url, {"a": "openai/m-a"})
         base = ["judge", "run", "--db", str(db), "--panel", str(panel), "--subset", "val"]
         base += ["--no-progress", "--poll-interval", "0.01", "--batch"]
-        assert run_cli(capsys, *base, "--no-wait")[0] == 3
+        assert tiap_cli(*base, "--no-wait")[0] == 3
         # as if the run had died after creating the batch, before recording its id
         execute(db, "UPDATE provider_batches SET state = 'creating', batch_id = NULL")
-        code, _, err = run_cli(capsys, *base)
+        code, _, err = tiap_cli(*base)
         assert code == 0, err
         assert server.batch_creations == {"m-a": 1}
         assert ("GET", "/v1/batches") in server.admin  # it looked the batch up
@@ -403,7 +403,6 @@ def test_which_judges_batch() -> None:
     assert batch_route(base.model_copy(update={"model": "azure/my-deployment"}))[0] == "azure"
 
 
-@pytest.mark.slow
 def test_kill_9_after_submission_then_the_same_command_submits_nothing_twice(
     make_workspace, batch_panel, key_env
 ) -> None:
@@ -486,13 +485,13 @@ def test_requests_litellm_cannot_write_as_batch_lines_are_called_directly(
 
 
 def test_a_batch_cancelled_through_the_api_is_completed_directly(
-    capsys, make_workspace, batch_panel, key_env
+    tiap_cli, make_workspace, batch_panel, key_env
 ) -> None:
     import asyncio
 
     from judge_support import SECRET
 
-    from tiap.judge.batch_api import BatchClient
+    from tiap.judge.routes.litellm_batch import BatchClient
 
     n = 3
     db = make_workspace(n)
@@ -500,12 +499,12 @@ def test_a_batch_cancelled_through_the_api_is_completed_directly(
         panel = batch_panel(server.url, {"a": "openai/m-a"})
         base = ["judge", "run", "--db", str(db), "--panel", str(panel), "--subset", "val"]
         base += ["--no-progress", "--poll-interval", "0.01", "--batch"]
-        assert run_cli(capsys, *base, "--no-wait")[0] == 3
+        assert tiap_cli(*base, "--no-wait")[0] == 3
         (batch_id,) = [b for (b,) in rows(db, "SELECT batch_id FROM provider_batches")]
         client = BatchClient("openai", "openai/m-a", server.url, SECRET)
         cancelled = asyncio.run(client.cancel(batch_id))
         assert cancelled.status == "cancelling"
-        code, out, err = run_cli(capsys, *base, "--json")
+        code, out, err = tiap_cli(*base, "--json")
         assert code == 0, err
         assert ("POST", f"/v1/batches/{batch_id}/cancel") in server.admin
         assert sum(direct_requests(server).values()) == n  # every line called directly

@@ -17,7 +17,6 @@ from batch_support import (
     expected,
     labels,
     parity,
-    run_cli,
     write_panel,
 )
 from judge_support import make_case, rows
@@ -71,7 +70,6 @@ def line_reservations(db: Path, sub: int = 1) -> list[float]:
 # ---------------------------------------------------------------- item: creation
 
 
-@pytest.mark.slow
 def test_kill_9_while_creating_with_101_newer_batches_finds_the_batch(
     make_workspace, batch_panel, key_env
 ) -> None:
@@ -110,7 +108,7 @@ def test_the_batch_list_is_read_through_every_page(key_env) -> None:
 
     from judge_support import SECRET
 
-    from tiap.judge.batch_api import BatchClient
+    from tiap.judge.routes.litellm_batch import BatchClient
 
     with BatchServer(Script(), page_max=7) as server:
         f = server._add_file("batch", "mine.jsonl", b"")
@@ -131,14 +129,14 @@ def test_the_batch_list_is_read_through_every_page(key_env) -> None:
 
 
 def test_a_completed_batch_without_output_holds_its_lines_until_recalled(
-    capsys, make_workspace, batch_panel, key_env
+    tiap_cli, make_workspace, batch_panel, key_env
 ) -> None:
     n = 4
     db = make_workspace(n)
     with BatchServer(Script(default=parity), key=model_and_question, no_output=True) as server:
         panel = batch_panel(server.url, {"a": "openai/m-a"})
         base = cli_base(db, panel)
-        code, out, err = run_cli(capsys, *base, "--batch", "--max-cost", "1")
+        code, out, err = tiap_cli(*base, "--batch", "--max-cost", "1")
         assert code == 3, err
         assert server.count == n  # the provider ran (and charged) every line
         assert direct_requests(server).total() == 0  # none called again on its own
@@ -146,7 +144,7 @@ def test_a_completed_batch_without_output_holds_its_lines_until_recalled(
         assert "--recall-missing" in out
         assert "--recall-missing" in err
         assert f"the provider counted {n} more lines completed than its output holds" in out
-        (listed,) = json.loads(run_cli(capsys, "judge", "batches", "--db", str(db), "--json")[1])
+        (listed,) = json.loads(tiap_cli("judge", "batches", "--db", str(db), "--json")[1])
         assert (listed["state"], listed["provider_status"], listed["missing_lines"]) == (
             "missing",
             "completed",
@@ -156,13 +154,13 @@ def test_a_completed_batch_without_output_holds_its_lines_until_recalled(
         # the held lines keep their reservation; neither kind of run calls them
         reserved = sum(line_reservations(db))
         assert batch_ledger(db) == (pytest.approx(reserved), 0.0, False)
-        code, out, err = run_cli(capsys, *base, "--json")
+        code, out, err = tiap_cli(*base, "--json")
         assert code == 3, err
         assert json.loads(out)["missing_in_batches"] == n
-        assert run_cli(capsys, *base, "--batch")[0] == 3
+        assert tiap_cli(*base, "--batch")[0] == 3
         assert direct_requests(server).total() == 0
         # on purpose: called directly, and what the provider may have charged counts
-        code, out, err = run_cli(capsys, *base, "--batch", "--recall-missing", "--json")
+        code, out, err = tiap_cli(*base, "--batch", "--recall-missing", "--json")
         assert code == 0, err
         assert direct_requests(server).total() == n
         summary = json.loads(out)
@@ -177,14 +175,14 @@ def test_a_completed_batch_without_output_holds_its_lines_until_recalled(
 
 
 def test_an_output_file_that_is_gone_is_tried_three_times_then_the_batch_can_be_abandoned(
-    capsys, make_workspace, batch_panel, key_env
+    tiap_cli, make_workspace, batch_panel, key_env
 ) -> None:
     n = 4
     db = make_workspace(n)
     with BatchServer(Script(default=parity), key=model_and_question, output_gone=True) as server:
         panel = batch_panel(server.url, {"a": "openai/m-a"})
         base = cli_base(db, panel)
-        code, out, err = run_cli(capsys, *base, "--batch")
+        code, out, err = tiap_cli(*base, "--batch")
         assert code == 3, err  # not 2: nothing is wrong with the judge
         (out_id,) = server.gone
         reads = server.admin.count(("GET", f"/v1/files/{out_id}/content"))
@@ -192,13 +190,13 @@ def test_an_output_file_that_is_gone_is_tried_three_times_then_the_batch_can_be_
         assert "could not be read after 3 tries" in out
         assert rows(db, "SELECT state, fetch_failures FROM provider_batches") == [("missing", 3)]
         # the next runs do not read it again, and say what can be done
-        code, out, err = run_cli(capsys, *base)
+        code, out, err = tiap_cli(*base)
         assert code == 3, err
         assert f"{n} judgments are held" in out
         assert "--abandon" in out
         assert server.admin.count(("GET", f"/v1/files/{out_id}/content")) == reads
         # abandoned, and recorded; the pairs are free again
-        code, out, err = run_cli(capsys, "judge", "batches", "--db", str(db), "--abandon", "1")
+        code, out, err = tiap_cli("judge", "batches", "--db", str(db), "--abandon", "1")
         assert code == 0, err
         assert f"{n} judgments are free again" in out
         assert "may still run" not in err  # it is over at the provider
@@ -206,13 +204,13 @@ def test_an_output_file_that_is_gone_is_tried_three_times_then_the_batch_can_be_
         payload = json.loads(event[0])
         assert (payload["submission"], payload["state"], payload["pairs"]) == (1, "missing", n)
         assert payload["spent_usd"] == pytest.approx(sum(line_reservations(db)))
-        code, _, err = run_cli(capsys, "judge", "batches", "--db", str(db), "--abandon", "1")
+        code, _, err = tiap_cli("judge", "batches", "--db", str(db), "--abandon", "1")
         assert code == 2
         assert "nothing to abandon" in err
-        code, _, err = run_cli(capsys, "judge", "batches", "--db", str(db), "--abandon", "9")
+        code, _, err = tiap_cli("judge", "batches", "--db", str(db), "--abandon", "9")
         assert code == 2
         assert "no provider batch '9'" in err
-        code, _, err = run_cli(capsys, *base)
+        code, _, err = tiap_cli(*base)
         assert code == 0, err
         assert direct_requests(server).total() == n
         assert server.batch_creations == {"m-a": 1}
@@ -223,22 +221,22 @@ def test_an_output_file_that_is_gone_is_tried_three_times_then_the_batch_can_be_
 
 
 def test_abandoning_a_running_batch_warns_that_the_provider_may_still_run_it(
-    capsys, make_workspace, batch_panel, key_env
+    tiap_cli, make_workspace, batch_panel, key_env
 ) -> None:
     n = 2
     db = make_workspace(n)
     with BatchServer(Script(default=parity), key=model_and_question, fates=["cancel"]) as server:
         panel = batch_panel(server.url, {"a": "openai/m-a"})
-        assert run_cli(capsys, *cli_base(db, panel), "--batch", "--no-wait")[0] == 3
-        code, out, err = run_cli(
-            capsys, "judge", "batches", "--db", str(db), "--abandon", "batch_1", "--json"
+        assert tiap_cli(*cli_base(db, panel), "--batch", "--no-wait")[0] == 3
+        code, out, err = tiap_cli(
+            "judge", "batches", "--db", str(db), "--abandon", "batch_1", "--json"
         )
         assert code == 0, err
         event = json.loads(out)
         assert (event["state"], event["may_still_run"], event["pairs"]) == ("submitted", True, n)
         # it may run every line: every line's worst case counts as spent
         assert event["spent_usd"] == pytest.approx(sum(line_reservations(db)))
-        code, out, err = run_cli(capsys, "judge", "batches", "--db", str(db), "--abandon", "1")
+        code, out, err = tiap_cli("judge", "batches", "--db", str(db), "--abandon", "1")
         assert code == 2
 
 
@@ -246,7 +244,7 @@ def test_abandoning_a_running_batch_warns_that_the_provider_may_still_run_it(
 
 
 def test_a_resumed_ingest_counts_every_line_once(
-    capsys, monkeypatch, make_workspace, batch_panel, key_env
+    tiap_cli, monkeypatch, make_workspace, batch_panel, key_env
 ) -> None:
     import tiap.judge.batch_collect as collect
     from tiap.judge.outcomes import Recorder
@@ -275,7 +273,7 @@ def test_a_resumed_ingest_counts_every_line_once(
         assert server.batch_creations == {"m-a": 1}
         assert direct_requests(server).total() == 0
     assert labels(db) == all_labels(n)
-    (listed,) = json.loads(run_cli(capsys, "judge", "batches", "--db", str(db), "--json")[1])
+    (listed,) = json.loads(tiap_cli("judge", "batches", "--db", str(db), "--json")[1])
     costs = [c for (c,) in rows(db, "SELECT cost_usd FROM model_calls")]
     assert len(costs) == n
     assert None not in costs
@@ -334,7 +332,7 @@ def test_no_wait_keeps_the_batch_reservation_until_its_lines_are_stored(
 
 
 def test_duplicate_and_unknown_output_lines_are_counted_and_a_disagreement_is_invalid(
-    capsys, make_workspace, batch_panel, key_env
+    tiap_cli, make_workspace, batch_panel, key_env
 ) -> None:
     n = 4
     db = make_workspace(n)
@@ -347,7 +345,7 @@ def test_duplicate_and_unknown_output_lines_are_counted_and_a_disagreement_is_in
         Script(default=parity), key=model_and_question, second_lines=seconds, unknown_lines=2
     ) as server:
         panel = batch_panel(server.url, {"a": "openai/m-a"})
-        code, out, err = run_cli(capsys, *cli_base(db, panel), "--batch")
+        code, out, err = tiap_cli(*cli_base(db, panel), "--batch")
         assert code == 0, err
         assert direct_requests(server).total() == 0
         (seen,) = [r for r in server.requests if r.key == q[2]]
@@ -366,7 +364,7 @@ def test_duplicate_and_unknown_output_lines_are_counted_and_a_disagreement_is_in
     assert note == "2 lines of the batch's output for this request disagree"
     assert tokens == 2 * one_line
     assert cost is not None
-    (listed,) = json.loads(run_cli(capsys, "judge", "batches", "--db", str(db), "--json")[1])
+    (listed,) = json.loads(tiap_cli("judge", "batches", "--db", str(db), "--json")[1])
     assert (listed["duplicate_lines"], listed["unknown_lines"], listed["answered"]) == (2, 2, n)
     assert "2 duplicate output lines (1 requests whose lines disagree" in listed["note"]
     assert "2 output lines for requests not in the batch" in listed["note"]

@@ -12,8 +12,9 @@ import uuid
 from pathlib import Path
 
 import pytest
-from judge_support import KEY_ENV, SECRET, TIAP, execute, make_case, rows, tiap_env
+from judge_support import KEY_ENV, SECRET, execute, make_case, rows
 
+from support.cli import run_in_process, spawn
 from support.loopback import LoopbackServer, Script, label_reply
 from tiap.cases import Workspace
 from tiap.judge import load_panel, run_panel
@@ -21,6 +22,8 @@ from tiap.rubric import load_rubric
 
 #: the two routes a call can take (``route`` in the panel).
 ROUTES = ["openai", "litellm"]
+#: the crash scenarios: on the direct route by default, on litellm's with the slow tests
+CRASH_ROUTES = ["openai", pytest.param("litellm", marks=pytest.mark.slow)]
 
 
 def labels_by_case(db: Path) -> dict[str, tuple[str | None, str]]:
@@ -172,20 +175,10 @@ class SlowRun:
 
     def __init__(self, db: Path, panel: Path | str, server: LoopbackServer | None = None) -> None:
         self.db, self.server = db, server
-        self.args = [*TIAP, "judge", "run", "--db", str(db), "--panel", str(panel)]
+        self.args = ["judge", "run", "--db", str(db), "--panel", str(panel)]
         self.args += ["--subset", "val", "--no-progress"]
         self.marker = uuid.uuid4().hex
-        self.env = tiap_env()
-        self.env[KEY_ENV] = SECRET
-        self.env["TIAP_TEST_RUN"] = self.marker
-        self.proc = subprocess.Popen(
-            self.args,
-            env=self.env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )
+        self.proc = spawn(self.args, env={KEY_ENV: SECRET, "TIAP_TEST_RUN": self.marker})
 
     def answered(self) -> int:
         if not self.db.exists():
@@ -222,7 +215,7 @@ class SlowRun:
     def resume(self) -> None:
         assert self.server is not None, "resume() needs the loopback server"
         self.server.delay_s = 0.0
-        done = subprocess.run(self.args, env=self.env, capture_output=True, text=True, timeout=300)
+        done = run_in_process(self.args, env={KEY_ENV: SECRET})
         assert done.returncode == 0, done.stderr
 
     def check_complete(self, n: int, done_before: set[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -248,8 +241,7 @@ class SlowRun:
         return repeated
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("route", ROUTES)
+@pytest.mark.parametrize("route", CRASH_ROUTES)
 def test_sigkill_mid_run_then_resume_completes_without_repeats(
     make_workspace, write_panel, key_env, route: str
 ) -> None:
@@ -274,8 +266,7 @@ def test_sigkill_mid_run_then_resume_completes_without_repeats(
     assert len(repeated) == seen_before - len(done_before)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("route", ROUTES)
+@pytest.mark.parametrize("route", CRASH_ROUTES)
 def test_ctrl_c_mid_run_exits_130_then_resume_completes_without_repeats(
     make_workspace, write_panel, key_env, route: str
 ) -> None:

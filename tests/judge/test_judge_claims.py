@@ -114,7 +114,6 @@ def test_two_runs_share_one_budget(make_workspace, write_panel, key_env) -> None
     assert set(labels_per_pair(db).values()) == {1}
 
 
-@pytest.mark.slow
 def test_a_killed_run_is_taken_over_without_repeating_answered_calls(
     make_workspace, write_panel, key_env
 ) -> None:
@@ -242,7 +241,6 @@ def test_identical_requests_are_sent_once_and_answer_every_pair(
     assert rows(db, "SELECT COUNT(*) FROM model_calls") == [(len(hashes),)]
 
 
-@pytest.mark.slow
 def test_ctrl_c_exits_130_and_releases_every_claim(make_workspace, write_panel, key_env) -> None:
     db = make_workspace(40)
     with LoopbackServer(delay_s=0.3) as server:

@@ -5,27 +5,18 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from judge_support import KEY_ENV, SECRET, TIAP, make_case, rows, tiap_env
+from judge_support import KEY_ENV, SECRET, make_case, rows
 
+from support.cli import process_env
 from support.loopback import LoopbackServer
 from tiap.cases import Workspace
 from tiap.cases.events import GatedJudge, GateEvent, GateFigures, GateThresholds, record_event
-from tiap.cli import main
 from tiap.judge import load_panel, panel_identity
 from tiap.rubric import load_rubric
-
-
-def run_cli(capsys, *args: str) -> tuple[int, str, str]:
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def one_line_error(code: int, err: str) -> str:
@@ -37,8 +28,8 @@ def one_line_error(code: int, err: str) -> str:
     return lines[0]
 
 
-def cli_error(capsys, *args: str) -> str:
-    code, _, err = run_cli(capsys, *args)
+def cli_error(tiap_cli, *args: str) -> str:
+    code, _, err = tiap_cli(*args)
     return one_line_error(code, err)
 
 
@@ -87,26 +78,26 @@ def gate_event(
 
 
 def test_gate_refuses_beyond_the_validation_subset(
-    capsys, make_workspace, loopback: LoopbackServer, write_panel, key_env
+    tiap_cli, make_workspace, loopback: LoopbackServer, write_panel, key_env
 ) -> None:
     db = make_workspace(3)
     panel = write_panel(loopback.url)
     base = ("judge", "run", "--db", str(db), "--panel", str(panel), "--no-progress")
 
     # no gate result at all
-    line = cli_error(capsys, *base)
+    line = cli_error(tiap_cli, *base)
     assert "--force" in line
     assert "agreement report" in line
 
     # a failed gate: the failing figures are named
     with Workspace(db) as ws:
         gate_event(ws, panel, False, ["binary Fleiss' kappa over the judges 0.412 < 0.80 (n=3)"])
-    line = cli_error(capsys, *base)
+    line = cli_error(tiap_cli, *base)
     assert "0.412 < 0.80" in line
     assert loopback.count == 0
 
     # --force goes on, and is recorded
-    code, out, err = run_cli(capsys, *base, "--force", "--json")
+    code, out, err = tiap_cli(*base, "--force", "--json")
     assert code == 0, err
     assert "--force" in err
     assert json.loads(out)["valid"] == 3
@@ -120,19 +111,19 @@ def test_gate_refuses_beyond_the_validation_subset(
 
 
 def test_gate_passed_or_validation_subset_needs_no_force(
-    capsys, make_workspace, loopback: LoopbackServer, write_panel, key_env
+    tiap_cli, make_workspace, loopback: LoopbackServer, write_panel, key_env
 ) -> None:
     db = make_workspace(4)
     panel = write_panel(loopback.url)
     base = ("judge", "run", "--db", str(db), "--panel", str(panel), "--no-progress", "--json")
-    code, out, err = run_cli(capsys, *base, "--subset", "val")
+    code, out, err = tiap_cli(*base, "--subset", "val")
     assert code == 0, err
     assert json.loads(out)["calls"] == 4
 
     with Workspace(db) as ws:
         ws.add_cases([make_case(9)])
         gate_event(ws, panel, True, [])
-    code, out, err = run_cli(capsys, *base)
+    code, out, err = tiap_cli(*base)
     assert code == 0, err
     summary = json.loads(out)
     assert summary["calls"] == 1  # only the new case; the others were labelled
@@ -142,7 +133,7 @@ def test_gate_passed_or_validation_subset_needs_no_force(
 
 
 def test_a_passed_gate_covers_only_the_judges_and_models_it_saw(
-    capsys, make_workspace, loopback: LoopbackServer, write_panel, key_env
+    tiap_cli, make_workspace, loopback: LoopbackServer, write_panel, key_env
 ) -> None:
     db = make_workspace(2)
     base = ("judge", "run", "--db", str(db), "--no-progress", "--json")
@@ -150,34 +141,34 @@ def test_a_passed_gate_covers_only_the_judges_and_models_it_saw(
     two = write_panel(loopback.url, "two.toml", judges=("judge-a", "judge-b"))
     with Workspace(db) as ws:
         gate_event(ws, two, True, [])
-    line = cli_error(capsys, *base, "--panel", str(two))
+    line = cli_error(tiap_cli, *base, "--panel", str(two))
     assert "judge judge-b was not among the raters of the gated report" in line
     # under another panel name, the refusal still says how the panel differs
     renamed = write_panel(loopback.url, "renamed.toml", judges=("judge-a", "judge-b"), name="new")
-    line = cli_error(capsys, *base, "--panel", str(renamed))
+    line = cli_error(tiap_cli, *base, "--panel", str(renamed))
     assert "no agreement report with a gate for panel new" in line
     assert "the latest gate for this rubric, for panel loop, does not hold" in line
     assert "judge judge-b was not among the raters of the gated report" in line
     # the same judge name, now another model
     other = write_panel(loopback.url, "other.toml", model="openai/gpt-4o")
-    line = cli_error(capsys, *base, "--panel", str(other))
+    line = cli_error(tiap_cli, *base, "--panel", str(other))
     assert "judge judge-a is now model openai/gpt-4o, the gate saw openai/gpt-4o-mini" in line
     assert loopback.count == 0
     # the panel the gate saw goes on
     same = write_panel(loopback.url, "same.toml")
-    code, out, err = run_cli(capsys, *base, "--panel", str(same))
+    code, out, err = tiap_cli(*base, "--panel", str(same))
     assert code == 0, err
     assert json.loads(out)["calls"] == 2
 
 
 def test_missing_key_is_one_line_before_any_call(
-    capsys, make_workspace, loopback: LoopbackServer, write_panel, monkeypatch
+    tiap_cli, make_workspace, loopback: LoopbackServer, write_panel, monkeypatch
 ) -> None:
     monkeypatch.delenv(KEY_ENV, raising=False)
     db = make_workspace(2)
     panel = write_panel(loopback.url)
-    code, _, err = run_cli(
-        capsys, "judge", "run", "--db", str(db), "--panel", str(panel), "--subset", "val"
+    code, _, err = tiap_cli(
+        "judge", "run", "--db", str(db), "--panel", str(panel), "--subset", "val"
     )
     line = one_line_error(code, err)
     assert KEY_ENV in line
@@ -186,15 +177,14 @@ def test_missing_key_is_one_line_before_any_call(
 
 
 def test_fatal_judge_error_prints_summary_then_one_line_without_the_key(
-    capsys, make_workspace, loopback: LoopbackServer, write_panel, key_env
+    tiap_cli, make_workspace, loopback: LoopbackServer, write_panel, key_env
 ) -> None:
     from support.loopback import status
 
     loopback.script.always.extend([status(401, message=f"bad key {SECRET}")])
     db = make_workspace(2)
     panel = write_panel(loopback.url)
-    code, out, err = run_cli(
-        capsys,
+    code, out, err = tiap_cli(
         "judge",
         "run",
         "--db",
@@ -228,29 +218,29 @@ def test_fatal_judge_error_prints_summary_then_one_line_without_the_key(
     ],
 )
 def test_bad_panel_files_are_one_line_errors(
-    capsys, make_workspace, tmp_path: Path, panel_text: str, fragments: list[str]
+    tiap_cli, make_workspace, tmp_path: Path, panel_text: str, fragments: list[str]
 ) -> None:
     db = make_workspace(1)
     path = tmp_path / "panel.toml"
     path.write_text(panel_text, encoding="utf-8")
-    line = cli_error(capsys, "judge", "run", "--db", str(db), "--panel", str(path))
+    line = cli_error(tiap_cli, "judge", "run", "--db", str(db), "--panel", str(path))
     for fragment in fragments:
         assert fragment in line
 
 
-def test_unknown_panel_rubric_workspace_subset(capsys, make_workspace, tmp_path: Path) -> None:
+def test_unknown_panel_rubric_workspace_subset(tiap_cli, make_workspace, tmp_path: Path) -> None:
     db = make_workspace(1)
-    line = cli_error(capsys, "judge", "run", "--db", str(db), "--panel", "nope")
+    line = cli_error(tiap_cli, "judge", "run", "--db", str(db), "--panel", "nope")
     assert "frontier" in line
     assert "offline" in line
     run = ("judge", "run", "--db", str(db), "--panel", "offline")
-    line = cli_error(capsys, *run, "--rubric", "nope")
+    line = cli_error(tiap_cli, *run, "--rubric", "nope")
     assert "contested-credit" in line
     line = cli_error(
-        capsys, "judge", "run", "--db", str(tmp_path / "none.db"), "--panel", "offline"
+        tiap_cli, "judge", "run", "--db", str(tmp_path / "none.db"), "--panel", "offline"
     )
     assert "workspace not found" in line
-    line = cli_error(capsys, *run, "--subset", "zzz")
+    line = cli_error(tiap_cli, *run, "--subset", "zzz")
     assert "zzz" in line
 
 
@@ -266,10 +256,9 @@ def test_dry_run_in_a_fresh_process_never_imports_litellm(make_workspace, tmp_pa
         "    assert not exc.code, exc.code\n"
         "print('LITELLM', 'litellm' in sys.modules)\n"
     )
-    env = tiap_env()
-    env.pop("OPENROUTER_API_KEY", None)
+    env = process_env({"OPENROUTER_API_KEY": None})
     proc = subprocess.run(
-        [TIAP[0], "-c", code], env=env, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
     )
     assert proc.returncode == 0, proc.stderr
     body, last = proc.stdout.rsplit("LITELLM", 1)
@@ -282,8 +271,8 @@ def test_dry_run_in_a_fresh_process_never_imports_litellm(make_workspace, tmp_pa
     assert report["max_cost_usd"] > report["est_cost_usd"]
 
 
-def test_panels_command_lists_builtins(capsys) -> None:
-    code, out, _ = run_cli(capsys, "judge", "panels")
+def test_panels_command_lists_builtins(tiap_cli) -> None:
+    code, out, _ = tiap_cli("judge", "panels")
     assert code == 0
     assert "frontier" in out
     assert "offline-llm" in out
@@ -292,10 +281,9 @@ def test_panels_command_lists_builtins(capsys) -> None:
     assert "claude-sonnet-4 [llm] openrouter/anthropic/claude-sonnet-4" in out
 
 
-def test_offline_run_summary_names_baselines(capsys, make_workspace) -> None:
+def test_offline_run_summary_names_baselines(tiap_cli, make_workspace) -> None:
     db = make_workspace(2)
-    code, out, err = run_cli(
-        capsys,
+    code, out, err = tiap_cli(
         "judge",
         "run",
         "--db",
@@ -309,3 +297,20 @@ def test_offline_run_summary_names_baselines(capsys, make_workspace) -> None:
     assert code == 0, err
     assert "not LLMs" in out
     assert "calls: 10" in out
+
+
+def test_the_summary_names_what_was_labelled_before_this_run(tiap_cli, make_workspace) -> None:
+    db = make_workspace(2)
+    run = ("judge", "run", "--db", db, "--panel", "offline", "--subset", "val", "--no-progress")
+    wide = {"COLUMNS": "200"}
+    first = tiap_cli.ok(*run, env=wide).out
+    assert "labelled before this run" in first
+    again = tiap_cli.ok(*run, env=wide).out
+    rows = [line for line in again.splitlines() if "baseline" in line and "│" in line]
+    assert len(rows) == 5
+    for row in rows:  # every judge had both cases labelled before this run, and no call
+        cells = [c.strip() for c in row.split("│")]
+        assert cells[3:6] == ["2", "0", "0"], row
+    # the dry run's table too
+    dry = tiap_cli.ok(*run[:-1], "--dry-run", env=wide).out
+    assert "labelled before this run" in dry

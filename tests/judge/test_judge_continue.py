@@ -8,7 +8,7 @@ import re
 import shlex
 from pathlib import Path
 
-from batch_support import expected, panel_text, parity, run_cli
+from batch_support import expected, panel_text, parity
 from judge_support import rows
 from run_support import model_and_question
 
@@ -20,7 +20,7 @@ NEXT = re.compile(r"next: (.+)$", re.MULTILINE)
 
 
 def test_the_printed_next_command_continues_the_same_run(
-    capsys, tmp_path: Path, make_workspace, key_env
+    tiap_cli, tmp_path: Path, make_workspace, key_env
 ) -> None:
     n = 4
     db = make_workspace(n, validation=False)  # every case: past the scale gate only by --force
@@ -29,7 +29,7 @@ def test_the_printed_next_command_continues_the_same_run(
         panel.write_text(panel_text(server.url, {"a": "openai/m-a"}), encoding="utf-8")
         first = ["judge", "run", "--db", str(db), "--panel", str(panel), "--force"]
         first += ["--max-cost", "0.5", "--poll-interval", "0.01", "--batch", "--no-wait"]
-        code, _, err = run_cli(capsys, *first, "--no-progress")
+        code, _, err = tiap_cli(*first, "--no-progress")
         assert code == 3, err
         (command,) = NEXT.findall(err)
         words = shlex.split(command)
@@ -37,7 +37,7 @@ def test_the_printed_next_command_continues_the_same_run(
         # following it, as printed, until the batch is collected
         codes = []
         for _ in range(10):
-            code, _, err = run_cli(capsys, *words[1:])
+            code, _, err = tiap_cli(*words[1:])
             codes.append(code)
             if code != 3:
                 break

@@ -12,32 +12,21 @@ from judge_support import rows
 
 from support.loopback import LoopbackServer
 from tiap.cases import Workspace
-from tiap.cli import main
+from tiap.cli.progress_display import RichProgress
 from tiap.judge import load_panel, plan_run, run_panel
-from tiap.judge.progress import RichProgress
 from tiap.judge.runner import execute, run_on_workspace
 from tiap.rubric import load_rubric
 
 PRICES = (1000.0, 1000.0)
 
 
-def run_cli(capsys, *args: str) -> tuple[int, str, str]:
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_complete_is_0_and_a_budget_stop_with_work_left_is_3(
-    capsys, make_workspace, loopback: LoopbackServer, write_panel, key_env
+    tiap_cli, make_workspace, loopback: LoopbackServer, write_panel, key_env
 ) -> None:
     db = make_workspace(6)
     panel = write_panel(loopback.url, model="openai/priced", prices=PRICES, max_tokens=50)
     base = ("judge", "run", "--db", str(db), "--panel", str(panel), "--subset", "val")
-    code, out, err = run_cli(capsys, *base, "--no-progress", "--max-cost", "1.2")
+    code, out, err = tiap_cli(*base, "--no-progress", "--max-cost", "1.2")
     assert code == 3, err
     # the summary is printed, then why the run is incomplete
     assert "panel loop" in out
@@ -46,17 +35,17 @@ def test_complete_is_0_and_a_budget_stop_with_work_left_is_3(
     made = loopback.count
     assert 0 < made < 6
     # the same with --json: the summary says it stopped, with what is left
-    code, out, err = run_cli(capsys, *base, "--no-progress", "--max-cost", "0.8", "--json")
+    code, out, err = tiap_cli(*base, "--no-progress", "--max-cost", "0.8", "--json")
     assert code == 3, err
     summary = json.loads(out)
     assert summary["stopped_by_budget"]
     assert summary["not_started"] == 6 - loopback.count
     # without a budget the rest is done: complete
-    code, out, err = run_cli(capsys, *base, "--no-progress")
+    code, out, err = tiap_cli(*base, "--no-progress")
     assert code == 0, err
     assert rows(db, "SELECT COUNT(DISTINCT case_id) FROM labels") == [(6,)]
     # nothing left: still complete
-    code, out, err = run_cli(capsys, *base, "--no-progress", "--max-cost", "0.3")
+    code, out, err = tiap_cli(*base, "--no-progress", "--max-cost", "0.3")
     assert code == 0, err
 
 
@@ -70,12 +59,12 @@ def test_complete_is_0_and_a_budget_stop_with_work_left_is_3(
     ],
 )
 def test_bad_options_are_2(
-    capsys, make_workspace, loopback: LoopbackServer, write_panel, key_env, extra, fragment
+    tiap_cli, make_workspace, loopback: LoopbackServer, write_panel, key_env, extra, fragment
 ) -> None:
     db = make_workspace(2)
     panel = write_panel(loopback.url)
-    code, _, err = run_cli(
-        capsys, "judge", "run", "--db", str(db), "--panel", str(panel), "--subset", "val", *extra
+    code, _, err = tiap_cli(
+        "judge", "run", "--db", str(db), "--panel", str(panel), "--subset", "val", *extra
     )
     assert code == 2, err
     assert fragment in err

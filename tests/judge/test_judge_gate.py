@@ -14,7 +14,6 @@ from judge_support import execute, make_case
 from tiap.agreement import compute_report, labels_from_workspace, write_report_and_record_gate
 from tiap.cases import Workspace
 from tiap.cases.events import GateEvent, GateForceEvent, read_events
-from tiap.cli import main
 from tiap.errors import TiapError
 from tiap.judge import load_panel, panel_identity, plan_run, run_panel
 from tiap.judge.panel import Panel
@@ -190,21 +189,11 @@ def test_labels_without_settings_do_not_satisfy_the_gate(
             plan_run(ws, offline, rubric)
 
 
-def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_cli_refuses_an_edited_temperature_and_dry_run_shows_the_gate(
+    tiap_cli,
     db: Path,
     rubric: Rubric,
     tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
     write_offline: Callable[[float], Path],
 ) -> None:
     with Workspace(db) as ws:
@@ -212,15 +201,15 @@ def test_cli_refuses_an_edited_temperature_and_dry_run_shows_the_gate(
     base = ("judge", "run", "--db", str(db), "--no-progress", "--json")
     # the panel as judged: the dry run says the gate passed; the run goes on
     same = write_offline(0.0)
-    code, out, err = run_cli(capsys, *base, "--panel", str(same), "--dry-run")
+    code, out, err = tiap_cli(*base, "--panel", str(same), "--dry-run")
     assert code == 0, err
     assert '"passed": true' in out
     # the temperature edited under the same panel name: refused, one line
     warmer = write_offline(0.4)
-    code, out, err = run_cli(capsys, *base, "--panel", str(warmer), "--dry-run")
+    code, out, err = tiap_cli(*base, "--panel", str(warmer), "--dry-run")
     assert code == 0, err
     assert '"would_refuse": true' in out
-    code, out, err = run_cli(capsys, *base, "--panel", str(warmer))
+    code, out, err = tiap_cli(*base, "--panel", str(warmer))
     assert code == 2
     (line,) = [x for x in err.splitlines() if x.strip()]
     assert line.startswith("tiap: error: ")
@@ -228,7 +217,7 @@ def test_cli_refuses_an_edited_temperature_and_dry_run_shows_the_gate(
     assert "tiap agreement report --db" in line
     with Workspace(db) as ws:
         assert judged_beyond_validation(ws) == 0
-    code, out, err = run_cli(capsys, *base, "--panel", str(same))
+    code, out, err = tiap_cli(*base, "--panel", str(same))
     assert code == 0, err
     with Workspace(db) as ws:
         assert judged_beyond_validation(ws) == (N_CASES - N_VALIDATION) * 5
@@ -251,7 +240,7 @@ def write_offline(tmp_path: Path) -> Callable[[float], Path]:
 
 
 def test_a_judge_failing_on_most_cases_leaves_too_few_to_gate_on(
-    tmp_path: Path, loopback, write_panel, key_env, capsys: pytest.CaptureFixture[str]
+    tiap_cli, tmp_path: Path, loopback, write_panel, key_env
 ) -> None:
     """Through the real loopback server and the command line: three judges agree on
     every case, but one answers 400 (bad_request) on 16 of the 20 validation cases.
@@ -278,7 +267,7 @@ def test_a_judge_failing_on_most_cases_leaves_too_few_to_gate_on(
     models = {j: f"openai/model-{j[-1]}" for j in judges}
     panel = write_panel(loopback.url, judges=judges, model=models, max_attempts=1)
     base = ("--db", str(db), "--panel", str(panel), "--no-progress")
-    code, _, err = run_cli(capsys, "judge", "run", *base, "--subset", "validation")
+    code, _, err = tiap_cli("judge", "run", *base, "--subset", "validation")
     assert code == 0, err
     with Workspace(db) as ws:
         invalid = [r for r in ws.latest_labels(raters=["judge-c"]) if r.label is None]
@@ -286,8 +275,8 @@ def test_a_judge_failing_on_most_cases_leaves_too_few_to_gate_on(
     assert {r.reason for r in invalid} == {"bad_request"}
 
     out = tmp_path / "r"
-    code, printed, err = run_cli(
-        capsys, "agreement", "report", "--db", str(db), "--subset", "validation", "--out", str(out)
+    code, printed, err = tiap_cli(
+        "agreement", "report", "--db", str(db), "--subset", "validation", "--out", str(out)
     )
     assert code == 3, printed + err
     assert "scale gate: FAIL" in printed
@@ -296,7 +285,7 @@ def test_a_judge_failing_on_most_cases_leaves_too_few_to_gate_on(
     assert "(n=4, interval unreliable" in printed
 
     # judging beyond the validation subset is refused, naming the thin evidence
-    code, _, err = run_cli(capsys, "judge", "run", *base)
+    code, _, err = tiap_cli("judge", "run", *base)
     assert code == 2
     (line,) = [x for x in err.splitlines() if x.strip()]
     assert "scale gate failed" in line

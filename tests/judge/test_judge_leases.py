@@ -93,7 +93,6 @@ def stop_while_two_calls_wait(db: Path, server: HeldServer, run: TiapProcess) ->
     return owner
 
 
-@pytest.mark.slow
 def test_a_run_stopped_past_its_lease_sends_nothing_another_run_did(
     make_workspace, write_panel, key_env
 ) -> None:
@@ -125,7 +124,6 @@ def test_a_run_stopped_past_its_lease_sends_nothing_another_run_did(
     assert rows(db, "SELECT COUNT(*) FROM judge_leases") == [(0,)]
 
 
-@pytest.mark.slow
 def test_runs_sharing_a_budget_stay_within_it_when_one_was_stopped(
     make_workspace, write_panel, key_env
 ) -> None:

@@ -142,10 +142,10 @@ def test_routes_by_provider_and_setting() -> None:
         "v": "openai",
         "l": "litellm",
         "g": "litellm",
-        "f": "litellm",
+        "f": "offline",  # tiap's in-process judges: a route of their own
     }
     assert {j.resolved_route for j in load_panel("frontier").judges} == {"openai"}
-    assert {j.resolved_route for j in load_panel("offline").judges} == {"litellm"}
+    assert {j.resolved_route for j in load_panel("offline").judges} == {"offline"}
     # one model at one api_base takes one route (a call finds its judge by them)
     with pytest.raises(InputError, match="take one route"):
         parse_panel(

@@ -9,8 +9,6 @@ import subprocess
 import threading
 import time
 
-from judge_support import TIAP, tiap_env
-
 from support.loopback import LoopbackServer, Script
 
 LINE = re.compile(
@@ -21,11 +19,8 @@ DELAY = 0.2
 INTERVAL = 1.0
 
 
-def _run(args: list[str], env: dict[str, str]) -> tuple[int, list[tuple[float, str]]]:
-    """The command with stderr a pipe: each stderr line with the time it arrived."""
-    proc = subprocess.Popen(
-        [*TIAP, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env
-    )
+def _lines(proc: subprocess.Popen[str]) -> tuple[int, list[tuple[float, str]]]:
+    """A command's exit status and, as they arrived, its stderr lines with the time."""
     lines: list[tuple[float, str]] = []
 
     def read() -> None:
@@ -40,13 +35,15 @@ def _run(args: list[str], env: dict[str, str]) -> tuple[int, list[tuple[float, s
     return proc.returncode, lines
 
 
-def test_plain_progress_lines_while_judging(make_workspace, write_panel, key_env) -> None:
+def test_plain_progress_lines_while_judging(tiap_cli, make_workspace, write_panel, key_env) -> None:
     db = make_workspace(CASES)
-    env = {**tiap_env(), "TIAP_PROGRESS_INTERVAL": str(INTERVAL)}
+    env = {"TIAP_PROGRESS_INTERVAL": str(INTERVAL)}
     with LoopbackServer(Script(), delay_s=DELAY) as server:
         panel = write_panel(server.url, concurrency=1)
-        code, lines = _run(
-            ["judge", "run", "--db", str(db), "--panel", str(panel), "--subset", "val"], env
+        # the command with stderr a pipe, read line by line as it works
+        args = ["judge", "run", "--db", str(db), "--panel", str(panel), "--subset", "val"]
+        code, lines = _lines(
+            tiap_cli.popen(*args, env=env, stdout=subprocess.DEVNULL, new_session=False)
         )
         assert code == 0, lines
         assert server.count == CASES
@@ -67,12 +64,13 @@ def test_plain_progress_lines_while_judging(make_workspace, write_panel, key_env
     assert re.match(rf"^judging: {CASES}/{CASES} in \S+$", lines[-1][1]), lines
 
 
-def test_quiet_prints_no_progress(make_workspace, write_panel, key_env) -> None:
+def test_quiet_prints_no_progress(tiap_cli, make_workspace, write_panel, key_env) -> None:
     db = make_workspace(8)
-    env = {**tiap_env(), "TIAP_PROGRESS_INTERVAL": "0.05"}
+    env = {"TIAP_PROGRESS_INTERVAL": "0.05"}
     with LoopbackServer(Script(), delay_s=0.1) as server:
         panel = write_panel(server.url)
         args = ["judge", "run", "--db", str(db), "--panel", str(panel), "--subset", "val", "-q"]
-        code, lines = _run(args, env)
+        code, _, err = tiap_cli(*args, env=env)
+    lines = err.splitlines()
     assert code == 0, lines
-    assert [m for _, m in lines if m.startswith("judging")] == []
+    assert [m for m in lines if m.startswith("judging")] == []

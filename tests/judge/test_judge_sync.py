@@ -11,7 +11,7 @@ import pytest
 from tiap.cases import Workspace
 from tiap.errors import TiapError
 from tiap.judge import load_panel, plan_run, run_panel
-from tiap.judge.progress import run_with_progress
+from tiap.judge.reporting import run_with_progress
 from tiap.rubric import load_rubric
 
 

@@ -80,7 +80,7 @@ def test_shared_subset_differences_and_instability() -> None:
 
 
 def test_winner_flip_between_targets() -> None:
-    rep = _report()
+    rep = _report(subsets="per-target")
     (pair,) = rep.run_pairs
     assert (pair.run_a, pair.run_b) == ("A", "B")
     raw = pair.targets["raw"].difference["ndcg@3"]
@@ -109,7 +109,7 @@ def test_design_recommendation_per_setting() -> None:
         "sparse": StoreConfig(config={"parser_max_facts": 1}),
         "dense": StoreConfig(config={"parser_max_facts": 3}),
     }
-    rep = _report(bundle)
+    rep = _report(bundle, subsets="per-target")
     families = {f.key: f for f in rep.design}
     assert set(families) == {"parser_max_facts", "retriever"}
     pmf = families["parser_max_facts"]

@@ -4,18 +4,14 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from bundle_support import random_bundle
+from support.cli import TiapCli
 from tiap.cli import main
 from tiap.traces.bundle import write_bundle
-
-CLI = [sys.executable, "-c", "import sys; from tiap.cli import main; main(sys.argv[1:])"]
 
 
 @pytest.fixture(scope="module")
@@ -26,22 +22,18 @@ def bundle_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_bundle(bundle, tmp_path_factory.mktemp("cli") / "bundle")
 
 
-def _run(*args: str, hash_seed: str = "0") -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": "120", "PYTHONHASHSEED": hash_seed}
-    return subprocess.run([*CLI, *args], capture_output=True, text=True, env=env, check=False)
+@pytest.fixture(scope="module")
+def tiap_cli(tiap_cli: TiapCli) -> TiapCli:
+    """``tiap`` with ``COLUMNS=120``."""
+    return tiap_cli.with_env(COLUMNS="120")
 
 
 def test_writes_three_files_byte_identical_and_never_imports_litellm(
-    bundle_dir: Path, tmp_path: Path
+    tiap_cli, bundle_dir: Path, tmp_path: Path
 ) -> None:
     out1, out2 = tmp_path / "one", tmp_path / "two"
     args = ["rescore", str(bundle_dir), "--out", str(out1), "--resamples", "400"]
-    first = subprocess.run(
-        [sys.executable, "-X", "importtime", *CLI[1:], *args],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    first = tiap_cli.subprocess(*args, python=("-X", "importtime"), env={"COLUMNS": None})
     assert first.returncode == 0, first.stderr
     imported = [
         line.rsplit("|", 1)[-1].strip() for line in first.stderr.splitlines() if "|" in line
@@ -53,9 +45,10 @@ def test_writes_three_files_byte_identical_and_never_imports_litellm(
     assert "warning:" in first.stderr  # repeated memories are reported
 
     # another string-hash seed: ids are matched on their hashes, the output must not move
-    second = _run(
-        "rescore", str(bundle_dir), "--out", str(out2), "--resamples", "400", hash_seed="4711"
-    )
+    second = tiap_cli.subprocess(
+        "rescore", str(bundle_dir), "--out", str(out2), "--resamples", "400",
+        env={"PYTHONHASHSEED": "4711"},
+    )  # fmt: skip
     assert second.returncode == 0, second.stderr
     for name in ("per_query.csv", "report.json", "report.md"):
         assert (out1 / name).read_bytes() == (out2 / name).read_bytes(), name
@@ -122,7 +115,9 @@ def test_bad_options_one_line_exit_2(
     assert len(err.splitlines()) == 1
 
 
-def test_bad_bundle_is_one_line_without_traceback(bundle_dir: Path, tmp_path: Path) -> None:
+def test_bad_bundle_is_one_line_without_traceback(
+    tiap_cli, bundle_dir: Path, tmp_path: Path
+) -> None:
     broken = tmp_path / "broken"
     broken.mkdir()
     for p in bundle_dir.rglob("*"):
@@ -136,13 +131,13 @@ def test_bad_bundle_is_one_line_without_traceback(bundle_dir: Path, tmp_path: Pa
     entry["ranking"] = ["no-such-memory", *entry["ranking"]]
     lines[2] = json.dumps(entry)
     run_file.write_text("\n".join(lines) + "\n")
-    res = _run("rescore", str(broken), "--out", str(tmp_path / "o"))
+    res = tiap_cli("rescore", str(broken), "--out", str(tmp_path / "o"))
     assert res.returncode == 2
     assert "Traceback" not in res.stderr
     assert res.stderr.strip().count("\n") == 0
     assert "runs/run1.jsonl:3: unknown memory id 'no-such-memory'" in res.stderr
 
-    missing = _run("rescore", str(tmp_path / "nothing-here"), "--out", str(tmp_path / "o"))
+    missing = tiap_cli("rescore", str(tmp_path / "nothing-here"), "--out", str(tmp_path / "o"))
     assert missing.returncode == 2
     assert "bundle directory not found" in missing.stderr
     assert "Traceback" not in missing.stderr

@@ -9,9 +9,9 @@ import pytest
 from bundle_support import make_bundle, mem, random_bundle
 from target_oracle import first_hit_rank, target_sets
 from tiap.errors import TiapError
-from tiap.rescore.index import TargetIndex
 from tiap.rescore.metrics import parse_measures
 from tiap.rescore.scores import score_runs
+from tiap.rescore.target_index import TargetIndex
 
 KS = (1, 3, 10, 60)
 

@@ -20,7 +20,7 @@ from bundle_support import (
     two_run_bundle,
 )
 from tiap.rescore.api import rescore_bundle
-from tiap.rescore.ordering import is_monotone, order_text
+from tiap.rescore.ordering import is_containment_consistent, is_monotone, order_text
 from tiap.rescore.report_models import RescoreReport
 from tiap.rescore.shifts import EDGES
 
@@ -133,16 +133,22 @@ def test_target_ordering_on_the_shared_subset_and_breadth() -> None:
     assert order is not None
     a = order.runs["A"]["ndcg@3"]
     # shared subset q1, q2: raw (0.5+1)/2 = 0.75 > source (1.5/IDCG2 + 1/IDCG3)/2 = 0.6945
-    # > canonical (1 + 0)/2 = 0.5; source below raw: not monotone in breadth
+    # > canonical (1 + 0)/2 = 0.5: not monotone (the paper: canonical below raw), and
+    # source below raw: not containment consistent either
     assert (a.n, a.order, a.monotone) == (2, "raw > source > canonical", False)
+    assert a.containment_consistent is False
     # run B: raw 0.75 > source (1/IDCG2 + 1.5/IDCG3)/2 = 0.6585 > canonical (0 + 1/IDCG2)/2
     assert order.runs["B"]["ndcg@3"].order == "raw > source > canonical"
-    # hit@3 on q1, q2: A hits raw and source on both, canonical on q1 only: a tie
+    # hit@3 on q1, q2: A hits raw and source on both, canonical on q1 only: a tie;
+    # containment consistent (source not below raw or canonical), but canonical below
+    # raw: nonmonotone by the paper's rule
     assert order.runs["A"]["hit@3"].order == "raw = source > canonical"
-    assert order.runs["A"]["hit@3"].monotone is True
+    assert order.runs["A"]["hit@3"].containment_consistent is True
+    assert order.runs["A"]["hit@3"].monotone is False
     assert order.counts["ndcg@3"] == {"raw > source > canonical": 2}
     assert order.n_not_monotone["ndcg@3"] == 2
-    assert order.n_not_monotone["hit@3"] == 0
+    assert order.n_not_containment_consistent["ndcg@3"] == 2
+    assert order.n_not_containment_consistent["hit@3"] == 0
 
 
 def test_order_text_and_monotone_rule() -> None:
@@ -153,15 +159,18 @@ def test_order_text_and_monotone_rule() -> None:
     assert order_text({"raw": 0.5, "source": 0.5, "canonical": 0.1}, targets, 1e-9) == (
         "raw = source > canonical"
     )
-    # Raw and Canonical are not ordered by breadth: either order is monotone
-    assert is_monotone({"raw": 0.1, "source": 0.5, "canonical": 0.3}, 1e-9) is True
-    assert is_monotone({"raw": 0.4, "source": 0.5, "canonical": 0.45}, 1e-9) is True
-    assert is_monotone({"raw": 0.6, "source": 0.5, "canonical": 0.1}, 1e-9) is False
-    assert is_monotone({"raw": 0.1, "source": 0.5, "canonical": 0.6}, 1e-9) is False
-    assert is_monotone({"raw": 0.1, "canonical": 0.6}, 1e-9) is None
+    # containment: Raw and Canonical are not ordered by breadth, either order passes
+    assert is_containment_consistent({"raw": 0.1, "source": 0.5, "canonical": 0.3}, 1e-9) is True
+    assert is_containment_consistent({"raw": 0.4, "source": 0.5, "canonical": 0.45}, 1e-9) is True
+    assert is_containment_consistent({"raw": 0.6, "source": 0.5, "canonical": 0.1}, 1e-9) is False
+    assert is_containment_consistent({"raw": 0.1, "source": 0.5, "canonical": 0.6}, 1e-9) is False
+    assert is_containment_consistent({"raw": 0.1, "canonical": 0.6}, 1e-9) is None
+    # Raw above Canonical under Source passes containment but is nonmonotone (the paper)
+    assert is_containment_consistent({"raw": 0.45, "source": 0.5, "canonical": 0.4}, 1e-9)
+    assert is_monotone({"raw": 0.45, "source": 0.5, "canonical": 0.4}, 1e-9) is False
 
 
-def test_breadth_monotone_measures_never_flagged_on_random_bundles() -> None:
+def test_containment_consistent_measures_never_flagged_on_random_bundles() -> None:
     """Hit, P and MRR can only rise when relevant memories are added: on the same queries
     Source is never below Raw or Canonical for them."""
     rep = rescore_bundle(
@@ -170,7 +179,7 @@ def test_breadth_monotone_measures_never_flagged_on_random_bundles() -> None:
     order = rep.target_order
     assert order is not None
     for m in ("hit@5", "hit@20", "p@5", "p@20", "mrr@5", "mrr@20"):
-        assert order.n_not_monotone[m] == 0, m
+        assert order.n_not_containment_consistent[m] == 0, m
     assert sum(order.counts["ndcg@5"].values()) == sum(
         1 for by_m in order.runs.values() if by_m["ndcg@5"].order is not None
     )

@@ -16,7 +16,7 @@ from tiap.errors import TiapError
 from tiap.rescore.ids import HashTable
 from tiap.rescore.lineage import qrels_targets
 from tiap.rescore.metrics import parse_measures
-from tiap.rescore.output import _cell_text
+from tiap.rescore.per_query_csv import _cell_text
 from tiap.rescore.ranking import ranked_ids
 from tiap.rescore.scores import score_rankings, score_runs
 

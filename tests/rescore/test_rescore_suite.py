@@ -4,6 +4,7 @@ with ``tiap traces build lmeb --tree-root``, worked out by hand."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -53,12 +54,6 @@ def _jsonl(path: Path, rows: list[dict]) -> None:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
 
 
-def _run(args: list[str]) -> None:
-    with pytest.raises(SystemExit) as exc:
-        main(args)
-    assert exc.value.code in (0, None)
-
-
 @pytest.fixture(scope="module")
 def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The LMEB tree: corpus one level up for LoCoMo's subsets (LMEB's layout)."""
@@ -77,7 +72,7 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def bundles(tree: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def bundles(tiap_cli, tree: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("bundles")
     for task, spec in TASKS.items():
         args = ["traces", "build", "lmeb", str(tree / task), "--tree-root", str(tree)]
@@ -86,7 +81,7 @@ def bundles(tree: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
             path = out / f"{task.replace('/', '_')}.{run}.trec"
             path.write_text("".join(f"{q} Q0 {d} 1 1.0 {run}\n" for q, d in ranking.items()))
             args += ["--run", f"{run}={path}"]
-        _run(args)
+        tiap_cli.ok(args)
     return out
 
 
@@ -126,9 +121,9 @@ def test_find_bundles_names_tasks_by_their_path(bundles: Path) -> None:
         find_bundles([bundles / "Dialogue/MSC", bundles / "Dialogue/MSC"])
 
 
-def test_suite_means_by_hand(bundles: Path, tmp_path: Path, capsys) -> None:
+def test_suite_means_by_hand(tiap_cli, bundles: Path, tmp_path: Path, capsys) -> None:
     out = tmp_path / "suite"
-    _run(["rescore", str(bundles), "--out", str(out), "--resamples", "20"])
+    tiap_cli.ok("rescore", str(bundles), "--out", str(out), "--resamples", "20")
     printed = capsys.readouterr().out
     for task in TASKS:  # one subdirectory per bundle, each with its four files
         for name in ("per_query.csv", "report.json", "report.md", "report.html"):
@@ -166,16 +161,16 @@ def test_suite_means_by_hand(bundles: Path, tmp_path: Path, capsys) -> None:
     md = (out / "suite.md").read_text()
     assert "Mean(Dataset)" in md
     assert "Mean(Type)" in md
-    assert "0.5833" in md
-    assert "0.6875" in md
+    assert "0.583" in md
+    assert "0.688" in md
     assert "<svg" in (out / "suite.html").read_text()
     assert "suite of 4 tasks" in printed
     assert "wrote" in printed
 
 
-def test_suite_is_deterministic(bundles: Path, tmp_path: Path) -> None:
+def test_suite_is_deterministic(tiap_cli, bundles: Path, tmp_path: Path) -> None:
     for name in ("a", "b"):
-        _run(["rescore", str(bundles), "--out", str(tmp_path / name), "--resamples", "20"])
+        tiap_cli.ok("rescore", str(bundles), "--out", str(tmp_path / name), "--resamples", "20")
     for name in ("suite.json", "suite.md", "suite.html"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
 
@@ -198,6 +193,34 @@ def test_suite_errors_are_one_line(tmp_path: Path, capsys) -> None:
         (["rescore", "--help"], "suite.json"),
     ],
 )
-def test_help_names_the_suite_options(args: list[str], expected: str, capsys) -> None:
-    _run(args)
+def test_help_names_the_suite_options(tiap_cli, args: list[str], expected: str, capsys) -> None:
+    tiap_cli.ok(args)
     assert expected in capsys.readouterr().out
+
+
+def test_suite_scores_on_lmebs_scale(tiap_cli, sample_bundle_dir: Path, tmp_path: Path) -> None:
+    """--scale 100 shows the suite's scores on LMEB's 0-100 scale; suite.json keeps 0-1."""
+    tasks = tmp_path / "tasks"
+    for name in ("Dialogue/sample/one", "Episodic/sample-copy/two"):
+        shutil.copytree(sample_bundle_dir, tasks / name)
+    plain, scaled = tmp_path / "plain", tmp_path / "scaled"
+    tiap_cli.ok("rescore", tasks, "--out", plain, "--resamples", "10", "--metrics", "ndcg@10")
+    done = tiap_cli.ok("rescore", tasks, "--out", scaled, "--resamples", "10",
+                       "--metrics", "ndcg@10", "--scale", "100")  # fmt: skip
+    a = json.loads((plain / "suite.json").read_text(encoding="utf-8"))
+    b = json.loads((scaled / "suite.json").read_text(encoding="utf-8"))
+    assert (a["scale"], b["scale"]) == (1, 100)
+    assert a["mean_dataset"] == b["mean_dataset"]  # the file keeps 0-1
+    run = a["runs"][0]
+    value = a["mean_dataset"][run]["raw"]
+    assert 0 < value < 1
+    md = (scaled / "suite.md").read_text(encoding="utf-8")
+    assert "LMEB's 0-100 scale" in md
+    assert f"{value * 100:.3f}" in md
+    assert f"{value * 100:.3f}" in done.out
+    assert f"{value * 100:.3f}" not in (plain / "suite.md").read_text(encoding="utf-8")
+    bad = tiap_cli("rescore", tasks, "--out", tmp_path / "bad", "--scale", "10")
+    assert (bad.code, bad.err.strip()) == (2, "tiap: error: --scale must be 1 or 100 (got 10)")
+    one = tiap_cli("rescore", sample_bundle_dir, "--out", tmp_path / "one", "--scale", "100")
+    assert one.code == 2
+    assert "--scale applies to a suite" in one.err

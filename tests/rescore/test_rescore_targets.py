@@ -9,9 +9,9 @@ from bundle_support import make_bundle, mem, random_bundle
 from target_oracle import first_hit_rank, target_sets
 from tiap.errors import TiapError
 from tiap.rescore.ids import IdIndex
-from tiap.rescore.index import RunIndex
 from tiap.rescore.lineage import linked_pairs, qrels_targets, store_targets
 from tiap.rescore.ranking import first_occurrences, ranked_ids
+from tiap.rescore.target_index import RunIndex
 from tiap.rescore.targets import TARGETS, Target, register_target
 
 

@@ -10,6 +10,7 @@ from xml.etree import ElementTree
 import pytest
 
 from bundle_support import make_bundle, mem
+from support.markdown_render import md_tags
 from tiap.rescore.api import rescore_bundle, write_outputs
 from tiap.text import inert as visible
 from tiap.text import inert_html as html
@@ -35,7 +36,7 @@ def test_visible_shows_control_characters() -> None:
 def test_md_escapes_markup_and_controls() -> None:
     assert md("a|b") == "a\\|b"
     assert md("`code`") == "\\`code\\`"
-    assert md("<b>&") == "&lt;b&gt;&amp;"
+    assert md("<b>&") == "\\<b\\>\\&"
     assert md("[x](y)") == "\\[x\\](y)"
     assert md("# heading") == "\\# heading"
     assert md("mid # not") == "mid # not"
@@ -84,15 +85,14 @@ def _table_widths(md_text: str) -> list[int]:
 def test_hostile_names_in_report_md_are_escaped(tmp_path: Path) -> None:
     text = (_hostile_report(tmp_path) / "report.md").read_text(encoding="utf-8")
     assert SCRIPT not in text
-    assert "<b>" not in text
-    assert "<img" not in text
-    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
+    assert not {"script", "b", "img", "a"} & md_tags(text)
+    assert "\\<script\\>alert(1)\\</script\\>" in text
     assert "\x1b" not in text
     assert "␛\\[31mred" in text
     assert "\u202e" not in text
     assert "\\\\u202e" in text  # the placeholder \u202e, its backslash escaped
-    assert "run\\|&lt;b&gt;\\`one\\`&lt;/b&gt;" in text
-    assert "# Target sensitivity: \\# data&lt;set&gt;&amp;\\\\u202eevil" in text
+    assert "run\\|\\<b\\>\\`one\\`\\</b\\>" in text
+    assert "# Target sensitivity: \\# data\\<set\\>\\&\\\\u202eevil" in text
     # every table keeps its shape: the escaped pipes do not split cells
     lines = [line for line in text.splitlines() if line.startswith("|")]
     assert lines
@@ -117,8 +117,14 @@ class _Tags(HTMLParser):
         super().__init__()
         self.tags: list[str] = []
         self.attrs: list[str] = []
+        #: the links of the table of contents (the page's own, to its sections)
+        self.contents: list[str] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        href = dict(attrs).get("href") or ""
+        if tag == "a" and attrs == [("href", href)] and re.fullmatch(r"#section-\d+", href):
+            self.contents.append(href)
+            return
         self.tags.append(tag)
         self.attrs += [name for name, _ in attrs]
 
@@ -132,6 +138,7 @@ def test_hostile_names_in_report_html_are_escaped(tmp_path: Path) -> None:
     parser.feed(text)
     assert not {"script", "img", "b", "i", "a", "iframe"} & set(parser.tags)
     assert not [a for a in parser.attrs if a.startswith("on")]
+    assert len(parser.contents) >= 10  # the only links: the table of contents'
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
     svgs = re.findall(r"<svg .*?</svg>", text, flags=re.DOTALL)
     assert len(svgs) >= 5

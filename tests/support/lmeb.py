@@ -226,15 +226,3 @@ def prompt_key(body: dict[str, Any]) -> tuple[str, str, str] | None:
             if "query" in blocks and "document" in blocks:
                 return truth_key(blocks["query"], blocks.get("title", ""), blocks["document"])
     return None
-
-
-def build_bundle(kind: str, data_file: Path, out: Path) -> Path:
-    """``tiap traces build KIND FILE --out OUT -s raw`` (BM25 over the raw turns)."""
-    from tiap.cli import main
-
-    try:
-        main(["traces", "build", kind, str(data_file), "--out", str(out), "-s", "raw", "-q"])
-    except SystemExit as exc:
-        if exc.code not in (0, None):
-            raise RuntimeError(f"tiap traces build {kind} failed ({exc.code})") from None
-    return out

@@ -18,19 +18,13 @@ import pytest
 
 from tiap.cli import main
 from tiap.errors import InputError, TiapError
+from tiap.traces.adapter_output import DatasetTraces
 from tiap.traces.beam import flatten_ids, load_beam
 from tiap.traces.build import BuildOptions, build_bundle
 from tiap.traces.bundle import read_bundle
-from tiap.traces.dataset import DatasetTraces
-from tiap.traces.datasets import DATASETS
+from tiap.traces.dataset_registry import DATASETS
 from tiap.traces.report import BuildReport
 from tiap.traces.stores import default_stores
-
-
-def _run(args: list[str]) -> None:
-    with pytest.raises(SystemExit) as exit_info:
-        main(args)
-    assert exit_info.value.code in (0, None)
 
 
 def _help_text(out: str) -> str:
@@ -366,9 +360,13 @@ def test_dataset_registry_lists_exactly_the_stores_built(beam: DatasetTraces) ->
     assert DATASETS["beam"].stores_help == "raw, parser-D<N>"
 
 
-def test_cli_build_and_help(beam_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+def test_cli_build_and_help(
+    tiap_cli, beam_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
     out = tmp_path / "bundle"
-    _run(["traces", "build", "beam", str(beam_dir), "--out", str(out), "-q", "--max-chars", "100"])
+    tiap_cli.ok(
+        "traces", "build", "beam", str(beam_dir), "--out", str(out), "-q", "--max-chars", "100"
+    )
     b = read_bundle(out)
     assert b.config.dataset == "beam"
     assert b.config.metadata["scale"] == "100K"
@@ -536,10 +534,12 @@ def test_real_markers_and_runaway_messages(
 
 @pytest.mark.shared_data
 @pytest.mark.slow
-def test_real_build_bm25_is_fast_valid_and_rescored(beam100k_dir: Path, tmp_path: Path) -> None:
+def test_real_build_bm25_is_fast_valid_and_rescored(
+    tiap_cli, beam100k_dir: Path, tmp_path: Path
+) -> None:
     out = tmp_path / "beam"
     start = time.process_time()  # CPU time: other work on a shared machine does not count
-    _run(["traces", "build", "beam", str(beam100k_dir), "--out", str(out), "-q"])
+    tiap_cli.ok("traces", "build", "beam", str(beam100k_dir), "--out", str(out), "-q")
     elapsed = time.process_time() - start
     assert elapsed < 60, f"the 100K build with BM25 took {elapsed:.1f} s of CPU"
     b = read_bundle(out)
@@ -562,7 +562,7 @@ def test_real_build_bm25_is_fast_valid_and_rescored(beam100k_dir: Path, tmp_path
     hits = [bool(set(q.evidence) & set(b.rankings("bm25-raw")[q.query_id])) for q in b.queries]
     assert sum(hits) / len(hits) > 0.5
     rescore = tmp_path / "rescore"
-    _run(["rescore", str(out), "--out", str(rescore), "--resamples", "200"])
+    tiap_cli.ok("rescore", str(out), "--out", str(rescore), "--resamples", "200")
     with (rescore / "per_query.csv").open(newline="") as fh:
         rows = list(csv.DictReader(fh))
     raw_rows = [r for r in rows if r["run"] == "bm25-raw" and r["target"] == "raw"]

@@ -32,13 +32,6 @@ CANDIDATES = [
 ]
 
 
-def _run(args: list[str]) -> None:
-    """Run the command line in process; a successful command exits with status 0."""
-    with pytest.raises(SystemExit) as exit_info:
-        main(args)
-    assert exit_info.value.code in (0, None)
-
-
 def _jsonl(path: Path, rows: list[dict]) -> None:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
 
@@ -83,7 +76,7 @@ def test_corpus_items_are_their_own_sources_and_qrels_the_evidence(lmeb_dir: Pat
 
 
 def test_cli_build_with_candidates_and_an_attached_trec_run(
-    lmeb_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tiap_cli, lmeb_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     run = tmp_path / "system.trec"
     run.write_text(
@@ -91,7 +84,7 @@ def test_cli_build_with_candidates_and_an_attached_trec_run(
         "conv_30_q1 Q0 c30_1 1 3.0 sys\nconv_30_q2 Q0 c30_2 1 1.0 sys\n"
     )
     out = tmp_path / "bundle"
-    _run(["traces", "build", "lmeb", str(lmeb_dir), "--out", str(out), "--run", f"sys={run}"])
+    tiap_cli.ok("traces", "build", "lmeb", str(lmeb_dir), "--out", str(out), "--run", f"sys={run}")
     printed = capsys.readouterr().out
     assert "run bm25-raw: 3 queries ranked over 2 pools" in printed
     assert "run sys: 2 queries attached from system.trec" in printed
@@ -110,14 +103,14 @@ def test_cli_build_with_candidates_and_an_attached_trec_run(
     assert report["options"]["attached_runs"] == {"sys": "system.trec"}
 
 
-def test_without_candidates_the_pool_is_the_whole_corpus(tmp_path: Path) -> None:
+def test_without_candidates_the_pool_is_the_whole_corpus(tiap_cli, tmp_path: Path) -> None:
     task = tmp_path / "task"
     task.mkdir()
     _jsonl(task / "queries.jsonl", QUERIES[:1])
     _jsonl(task / "corpus.jsonl", CORPUS)
     (task / "qrels.tsv").write_text("conv_26_q1\tc26_1\t1\n")
     out = tmp_path / "b"  # apart from the task (a bundle inside it is refused)
-    _run(["traces", "build", "lmeb", str(task), "--out", str(out), "-q"])
+    tiap_cli.ok("traces", "build", "lmeb", str(task), "--out", str(out), "-q")
     ranking = read_bundle(out).rankings("bm25-raw")["conv_26_q1"]
     assert ranking[0] == "c26_1"
     assert "c26_3" in ranking
@@ -182,19 +175,19 @@ def test_cli_errors_are_one_line(
 
 
 def test_out_dir_is_protected_and_force_replaces_the_whole_bundle(
-    lmeb_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tiap_cli, lmeb_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     run = tmp_path / "system.trec"
     run.write_text("conv_26_q1 Q0 c26_1 1 1.0 sys\n")
     out = tmp_path / "b"
-    _run(["traces", "build", "lmeb", str(lmeb_dir), "-o", str(out), "-r", "none", "--run",
-          f"sys={run}", "-q"])  # fmt: skip
+    tiap_cli.ok("traces", "build", "lmeb", str(lmeb_dir), "-o", str(out), "-r", "none", "--run",
+                f"sys={run}", "-q")  # fmt: skip
     assert sorted(p.name for p in (out / "runs").iterdir()) == ["sys.jsonl"]
     with pytest.raises(SystemExit) as exit_info:
         main(["traces", "build", "lmeb", str(lmeb_dir), "-o", str(out), "-q"])
     assert exit_info.value.code == 2
     assert "use --force" in capsys.readouterr().err
-    _run(["traces", "build", "lmeb", str(lmeb_dir), "-o", str(out), "-q", "--force"])
+    tiap_cli.ok("traces", "build", "lmeb", str(lmeb_dir), "-o", str(out), "-q", "--force")
     # the old run is gone, so the bundle reads back cleanly
     assert sorted(p.name for p in (out / "runs").iterdir()) == ["bm25-raw.jsonl"]
     assert set(read_bundle(out).runs) == {"bm25-raw"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from tiap.traces.dataset import Turn
+from tiap.traces.adapter_output import Turn
 from tiap.traces.parser import (
     extract_facts,
     parse_session_date,

@@ -1,7 +1,7 @@
 """`tiap traces build` on the real LoCoMo and LongMemEval files in shared/data.
 
 Skipped only when that folder is absent. The full LoCoMo build runs once per
-module (BM25, every store), the dense build once (raw and observations), and
+test session (BM25, every store), the dense build once (raw and observations), and
 the byte-for-byte determinism check builds LoCoMo a second time.
 """
 
@@ -15,10 +15,9 @@ from typing import Any
 
 import pytest
 
-from tiap.cli import main
+from tiap.traces.adapter_output import DatasetTraces
 from tiap.traces.build import BuildOptions, build_bundle
 from tiap.traces.bundle import Bundle, read_bundle
-from tiap.traces.dataset import DatasetTraces
 from tiap.traces.locomo import load_locomo
 from tiap.traces.longmemeval import load_longmemeval
 from tiap.traces.report import BuildReport
@@ -26,12 +25,6 @@ from tiap.traces.report import BuildReport
 pytestmark = [pytest.mark.shared_data, pytest.mark.slow]
 
 ALL_STORES = ["raw", "observations", "parser-D1", "parser-D5", "parser-D8", "summaries"]
-
-
-def _run(args: list[str]) -> None:
-    with pytest.raises(SystemExit) as exit_info:
-        main(args)
-    assert exit_info.value.code in (0, None)
 
 
 @pytest.fixture(scope="module")
@@ -51,10 +44,8 @@ def locomo(locomo_path: Path) -> DatasetTraces:
 
 
 @pytest.fixture(scope="module")
-def locomo_bundle(locomo_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("locomo") / "bundle"
-    _run(["traces", "build", "locomo", str(locomo_path), "--out", str(out), "-q"])
-    return out
+def locomo_bundle(built, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return built.copy("locomo", tmp_path_factory.mktemp("locomo") / "bundle")
 
 
 @pytest.fixture(scope="module")
@@ -241,10 +232,10 @@ def test_bm25_finds_the_evidence_often(locomo_read: Bundle) -> None:
 
 
 def test_build_is_byte_identical_twice(
-    locomo_path: Path, locomo_bundle: Path, tmp_path: Path
+    tiap_cli, locomo_path: Path, locomo_bundle: Path, tmp_path: Path
 ) -> None:
     again = tmp_path / "again"
-    _run(["traces", "build", "locomo", str(locomo_path), "--out", str(again), "-q"])
+    tiap_cli.ok("traces", "build", "locomo", str(locomo_path), "--out", str(again), "-q")
     first = sorted(p.relative_to(locomo_bundle) for p in locomo_bundle.rglob("*") if p.is_file())
     second = sorted(p.relative_to(again) for p in again.rglob("*") if p.is_file())
     assert first == second
@@ -269,9 +260,9 @@ def test_dense_runs_on_real_data(locomo: DatasetTraces, require_extra) -> None:
     assert any(m.startswith("conv-26:obs:") for m in b.rankings("dense-observations")["conv-26:q0"])
 
 
-def test_rescore_runs_on_the_built_bundle(locomo_bundle: Path, tmp_path: Path) -> None:
+def test_rescore_runs_on_the_built_bundle(tiap_cli, locomo_bundle: Path, tmp_path: Path) -> None:
     out = tmp_path / "rescore"
-    _run(["rescore", str(locomo_bundle), "--out", str(out)])
+    tiap_cli.ok("rescore", str(locomo_bundle), "--out", str(out))
     assert (out / "report.md").is_file()
     assert json.loads((out / "report.json").read_text())
     with (out / "per_query.csv").open(newline="") as fh:
@@ -317,11 +308,11 @@ def test_longmemeval_oracle(shared_data_dir: Path) -> None:
     assert len(sessions.queries) == 500
 
 
-def test_longmemeval_s_sample_build(shared_data_dir: Path, tmp_path: Path) -> None:
+def test_longmemeval_s_sample_build(tiap_cli, shared_data_dir: Path, tmp_path: Path) -> None:
     path = shared_data_dir / "longmemeval" / "longmemeval_s_cleaned.sample7.json"
     out = tmp_path / "s"
-    _run(["traces", "build", "longmemeval", str(path), "-o", str(out), "-s", "raw", "-s",
-          "parser-D5", "-q"])  # fmt: skip
+    tiap_cli.ok("traces", "build", "longmemeval", str(path), "-o", str(out), "-s", "raw", "-s",
+                "parser-D5", "-q")  # fmt: skip
     b = read_bundle(out)
     assert b.config.metadata["evidence"] == "has-answer"
     assert b.config.metadata["granularity"] == "turn"

@@ -12,8 +12,8 @@ import pytest
 from tiap.errors import TiapError
 from tiap.traces.models import Memory, Query
 from tiap.traces.retrieve import make_retriever, rank_store, scope_groups
-from tiap.traces.retrieve.base import top_k
 from tiap.traces.retrieve.bm25 import BM25Retriever
+from tiap.traces.retrieve.retriever import top_k
 
 DOCS = [
     "the red bike was stolen from the garage",

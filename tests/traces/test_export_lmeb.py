@@ -21,12 +21,6 @@ from tiap.traces.export import candidate_scenes, export_lmeb, subset_name
 from tiap.traces.lmeb import load_lmeb, scene_of
 
 
-def _run(args: list[str]) -> None:
-    with pytest.raises(SystemExit) as exit_info:
-        main(args)
-    assert exit_info.value.code in (0, None)
-
-
 def _jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
@@ -122,9 +116,9 @@ def test_no_candidates_without_conversations(sample: Bundle, tmp_path: Path) -> 
     assert scenes
 
 
-def test_cli_export(sample_bundle_dir: Path, tmp_path: Path, capsys) -> None:
+def test_cli_export(tiap_cli, sample_bundle_dir: Path, tmp_path: Path, capsys) -> None:
     out = tmp_path / "task"
-    _run(["traces", "export", "lmeb", str(sample_bundle_dir), str(out), "--by-category"])
+    tiap_cli.ok("traces", "export", "lmeb", str(sample_bundle_dir), str(out), "--by-category")
     printed = capsys.readouterr().out
     assert f"wrote {out}:" in printed
     assert "category subsets" in printed
@@ -136,15 +130,13 @@ def test_cli_export(sample_bundle_dir: Path, tmp_path: Path, capsys) -> None:
 
 @pytest.mark.shared_data
 @pytest.mark.slow
-def test_locomo_round_trip(shared_data_dir: Path, tmp_path: Path) -> None:
-    locomo = shared_data_dir / "locomo" / "locomo10.json"
-    bundle_dir = tmp_path / "locomo"
-    _run(["traces", "build", "locomo", str(locomo), "-o", str(bundle_dir), "-s", "raw", "-q"])
+def test_locomo_round_trip(tiap_cli, built, tmp_path: Path) -> None:
+    bundle_dir = built.copy("locomo-raw", tmp_path / "locomo")
     original = read_bundle(bundle_dir)
     task = tmp_path / "task"
-    _run(["traces", "export", "lmeb", str(bundle_dir), str(task)])
+    tiap_cli.ok("traces", "export", "lmeb", str(bundle_dir), str(task))
     back_dir = tmp_path / "back"
-    _run(["traces", "build", "lmeb", str(task), "-o", str(back_dir), "-q"])
+    tiap_cli.ok("traces", "build", "lmeb", str(task), "-o", str(back_dir), "-q")
     back = read_bundle(back_dir)
     assert [q.query_id for q in back.queries] == [q.query_id for q in original.queries]
     assert len(back.queries) == 1971

@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 
+from support.locomo_sample import locomo_sample
 from tiap.cli import main
 from tiap.errors import InputError, TiapError
+from tiap.traces.adapter_output import DatasetTraces
 from tiap.traces.bundle import read_bundle
-from tiap.traces.dataset import DatasetTraces
 from tiap.traces.imports import (
     ImportMapping,
     SystemExport,
@@ -27,26 +28,7 @@ from tiap.traces.imports.mapping import MISSING, get_path
 from tiap.traces.locomo import load_locomo
 from tiap.traces.report import BuildReport
 
-SAMPLE = {
-    "sample_id": "conv-1",
-    "conversation": {
-        "speaker_a": "Ann",
-        "speaker_b": "Bob",
-        "session_1_date_time": "1:56 pm on 8 May, 2023",
-        "session_1": [
-            {"speaker": "Ann", "dia_id": "D1:1", "text": "I adopted a puppy named Rex."},
-            {"speaker": "Bob", "dia_id": "D1:2", "text": "I started the violin last month."},
-            {"speaker": "Ann", "dia_id": "D1:3", "text": "My sister plays the cello."},
-        ],
-    },
-    "qa": [
-        {"question": "What pet did Ann adopt?", "answer": "a puppy", "evidence": ["D1:1"],
-         "category": 4},
-        {"question": "What does Bob play?", "answer": "violin", "evidence": ["D1:2"],
-         "category": 4},
-        {"question": "No evidence", "answer": "x", "evidence": [], "category": 3},
-    ],
-}  # fmt: skip
+SAMPLE = locomo_sample({"question": "No evidence", "answer": "x", "evidence": [], "category": 3})
 
 MEM0_MEMORIES = {
     "results": [
@@ -73,12 +55,6 @@ MEM0_SEARCH = {
     "conv-1:q1": {"results": [{"id": "6", "score": 0.7}, {"id": "m2"}]},
     "conv-1:q2": {"results": [{"id": "m1", "score": 0.1}]},  # a query the build excluded
 }  # fmt: skip
-
-
-def _run(args: list[str]) -> None:
-    with pytest.raises(SystemExit) as exit_info:
-        main(args)
-    assert exit_info.value.code in (0, None)
 
 
 def _write(path: Path, data: Any) -> Path:
@@ -405,15 +381,15 @@ def test_names_are_checked(ds: DatasetTraces, tmp_path: Path) -> None:
 # ------------------------------------------------------------------------ the command
 
 
-def test_cli_import_writes_a_valid_bundle(locomo_file: Path, tmp_path: Path) -> None:
+def test_cli_import_writes_a_valid_bundle(tiap_cli, locomo_file: Path, tmp_path: Path) -> None:
     mem = _write(tmp_path / "memories.json", MEM0_MEMORIES)
     search = _write(tmp_path / "search.json", MEM0_SEARCH)
     out = tmp_path / "bundle"
-    _run([
+    tiap_cli.ok(
         "traces", "import", "locomo", str(locomo_file), "--out", str(out), "-q",
         "--memories", f"mem0={mem}", "--search", f"mem0={search}",
         "--search", f"mem0:again={search}", "--mapping", "mem0", "--with-raw",
-    ])  # fmt: skip
+    )  # fmt: skip
     b = read_bundle(out)
     assert set(b.runs) == {"mem0", "again"}
     assert len(b.stores["mem0"]) == 3 + 6
@@ -421,7 +397,7 @@ def test_cli_import_writes_a_valid_bundle(locomo_file: Path, tmp_path: Path) -> 
     assert report.issue_counts["import_ranked_unknown"] == 2
     assert report.counts["again.queries_ranked"] == 2
     rescore = tmp_path / "rescore"
-    _run(["rescore", str(out), "--out", str(rescore), "--resamples", "50"])
+    tiap_cli.ok("rescore", str(out), "--out", str(rescore), "--resamples", "50")
     data = json.loads((rescore / "report.json").read_text())
     # q0: m1 (Source and Canonical member) at rank 1; the raw turn is not ranked
     assert data["runs"]["mem0"]["targets"]["canonical"]["n_evaluated"] == 2

@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 
-from tiap.cli import main
 from tiap.traces.bundle import Bundle, read_bundle
 from tiap.traces.report import BuildReport
 
@@ -45,12 +44,6 @@ scores = "similarity"
 """
 
 
-def _run(args: list[str]) -> None:
-    with pytest.raises(SystemExit) as exit_info:
-        main(args)
-    assert exit_info.value.code in (0, None)
-
-
 def _rows(path: Path) -> dict[tuple[str, str, str], dict[str, str]]:
     with path.open(newline="") as fh:
         return {(r["run"], r["query_id"], r["target"]): r for r in csv.DictReader(fh)}
@@ -62,11 +55,10 @@ def locomo_path(shared_data_dir: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def native(locomo_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Bundle:
-    out = tmp_path_factory.mktemp("native") / "bundle"
-    _run(["traces", "build", "locomo", str(locomo_path), "-o", str(out), "-s", "observations",
-          "-q"])  # fmt: skip
-    return read_bundle(out)
+def native(built, tmp_path_factory: pytest.TempPathFactory) -> Bundle:
+    return read_bundle(
+        built.copy("locomo-observations", tmp_path_factory.mktemp("native") / "bundle")
+    )
 
 
 @pytest.fixture(scope="module")
@@ -139,17 +131,17 @@ def exports(native: Bundle, tmp_path_factory: pytest.TempPathFactory) -> dict[st
 
 
 @pytest.fixture(scope="module")
-def imported(locomo_path: Path, exports: dict[str, Any], tmp_path_factory) -> Path:
+def imported(tiap_cli, locomo_path: Path, exports: dict[str, Any], tmp_path_factory) -> Path:
     d = exports["dir"]
     out = tmp_path_factory.mktemp("imported") / "bundle"
-    _run([
+    tiap_cli.ok(
         "traces", "import", "locomo", str(locomo_path), "-o", str(out), "-q", "--with-raw",
         "--memories", f"mem0={d / 'mem0_memories.json'}",
         "--search", f"mem0={d / 'mem0_search.json'}",
         "--memories", f"bare={d / 'bare_memories.json'}",
         "--search", f"bare={d / 'bare_search.jsonl'}",
         "--mapping", "mem0", "--mapping", f"bare={d / 'bare.toml'}",
-    ])  # fmt: skip
+    )  # fmt: skip
     return out
 
 
@@ -189,11 +181,11 @@ def test_import_report_counts_every_broken_link(imported: Path, exports: dict[st
 
 
 def test_imported_stores_score_as_the_native_observations(
-    native: Bundle, imported: Path, tmp_path: Path
+    tiap_cli, native: Bundle, imported: Path, tmp_path: Path
 ) -> None:
     assert native.root is not None
-    _run(["rescore", str(native.root), "--out", str(tmp_path / "native"), "--resamples", "50"])
-    _run(["rescore", str(imported), "--out", str(tmp_path / "imported"), "--resamples", "50"])
+    tiap_cli.ok("rescore", str(native.root), "--out", str(tmp_path / "native"), "--resamples", "50")
+    tiap_cli.ok("rescore", str(imported), "--out", str(tmp_path / "imported"), "--resamples", "50")
     want = _rows(tmp_path / "native" / "per_query.csv")
     got = _rows(tmp_path / "imported" / "per_query.csv")
     measures = [k for k in next(iter(want.values())) if "@" in k]
@@ -217,7 +209,7 @@ def test_imported_stores_score_as_the_native_observations(
 
 
 def test_import_without_raw_has_no_raw_target(
-    locomo_path: Path, exports: dict[str, Any], tmp_path: Path
+    tiap_cli, locomo_path: Path, exports: dict[str, Any], tmp_path: Path
 ) -> None:
     d = exports["dir"]
     search = tmp_path / "search.json"
@@ -226,10 +218,10 @@ def test_import_without_raw_has_no_raw_target(
         value["results"] = [r for r in value["results"] if not str(r["id"]).startswith("conv-")]
     search.write_text(json.dumps(data), encoding="utf-8")
     out = tmp_path / "b"
-    _run(["traces", "import", "locomo", str(locomo_path), "-o", str(out), "-q",
-          "--memories", f"mem0={d / 'mem0_memories.json'}", "--search", f"mem0={search}",
-          "--mapping", "mem0"])  # fmt: skip
-    _run(["rescore", str(out), "--out", str(tmp_path / "r"), "--resamples", "50"])
+    tiap_cli.ok("traces", "import", "locomo", str(locomo_path), "-o", str(out), "-q",
+                "--memories", f"mem0={d / 'mem0_memories.json'}", "--search", f"mem0={search}",
+                "--mapping", "mem0")  # fmt: skip
+    tiap_cli.ok("rescore", str(out), "--out", str(tmp_path / "r"), "--resamples", "50")
     rows = _rows(tmp_path / "r" / "per_query.csv")
     assert {r["target_size"] for (_, _, t), r in rows.items() if t == "raw"} == {"0"}
     assert any(r["target_size"] != "0" for (_, _, t), r in rows.items() if t == "canonical")

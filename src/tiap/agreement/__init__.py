@@ -1,6 +1,6 @@
 """Agreement among raters: majority votes, kappas, alpha, confusion against a
 human reference, prevalence, reports and the scale gate's verdict (judging
-enforces it: :mod:`tiap.judge.gate`).
+enforces it: :mod:`tiap.judge.scale_gate`).
 
 Names are imported lazily, so ``import tiap.agreement`` costs nothing until a
 function is used.
@@ -13,14 +13,16 @@ from typing import TYPE_CHECKING, Any
 
 _EXPORTS = {
     "AgreementReport": "tiap.agreement.models",
-    "CaseMeta": "tiap.agreement.table",
-    "LabelEntry": "tiap.agreement.table",
-    "LabelTable": "tiap.agreement.table",
+    "CaseMeta": "tiap.agreement.label_table",
+    "LabelEntry": "tiap.agreement.label_table",
+    "LabelTable": "tiap.agreement.label_table",
     "MajorityVote": "tiap.agreement.votes",
-    "RaterInfo": "tiap.agreement.table",
+    "RaterInfo": "tiap.agreement.label_table",
+    "SamplePlan": "tiap.agreement.beyond_models",
     "compute_report": "tiap.agreement.compute",
+    "hand_plan": "tiap.agreement.case_plan",
     "labels_from_file": "tiap.agreement.files",
-    "labels_from_workspace": "tiap.agreement.table",
+    "labels_from_workspace": "tiap.agreement.label_table",
     "majority_votes": "tiap.agreement.votes",
     "record_gate": "tiap.agreement.gate",
     "write_report": "tiap.agreement.write",
@@ -34,7 +36,9 @@ __all__ = [
     "LabelTable",
     "MajorityVote",
     "RaterInfo",
+    "SamplePlan",
     "compute_report",
+    "hand_plan",
     "labels_from_file",
     "labels_from_workspace",
     "majority_votes",
@@ -44,17 +48,19 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from tiap.agreement.beyond_models import SamplePlan
+    from tiap.agreement.case_plan import hand_plan
     from tiap.agreement.compute import compute_report
     from tiap.agreement.files import labels_from_file
     from tiap.agreement.gate import record_gate
-    from tiap.agreement.models import AgreementReport
-    from tiap.agreement.table import (
+    from tiap.agreement.label_table import (
         CaseMeta,
         LabelEntry,
         LabelTable,
         RaterInfo,
         labels_from_workspace,
     )
+    from tiap.agreement.models import AgreementReport
     from tiap.agreement.votes import MajorityVote, majority_votes
     from tiap.agreement.write import write_report, write_report_and_record_gate
 

@@ -8,10 +8,13 @@ from functools import partial
 
 import numpy as np
 
-from tiap.agreement import constant
+from tiap.agreement import beyond, case_plan, constant, paper_counts, reference_baselines
+from tiap.agreement import formulas as st
 from tiap.agreement import library as lib
-from tiap.agreement import stats as st
-from tiap.agreement.bootstrap import CONFIDENCE, Estimate, bootstrap_weights, evaluate
+from tiap.agreement.calibrated import calibrated_prevalence
+from tiap.agreement.comparisons import MAJORITY_KEY, pairs, vs_reference
+from tiap.agreement.estimates import CONFIDENCE, Estimate, evaluate
+from tiap.agreement.figure_model import figure_of
 from tiap.agreement.gate import (
     DEFAULT_MIN_CASES,
     DEFAULT_MIN_VALID,
@@ -19,25 +22,12 @@ from tiap.agreement.gate import (
     JudgeCounts,
     evaluate_gate,
 )
-from tiap.agreement.limits import (
-    check_cases,
-    check_kappa_threshold,
-    check_quorum,
-    check_resamples,
-    check_seed,
-    check_share_threshold,
-)
+from tiap.agreement.label_table import ABSENT, INVALID, LabelTable
 from tiap.agreement.models import (
     AgreementReport,
     BootstrapInfo,
-    Comparison,
-    Figure,
     Majority,
-    PairBinary,
-    PairKappa,
-    ReferenceInfo,
     SourceInfo,
-    VsRater,
     VsReference,
 )
 from tiap.agreement.qrels import (
@@ -45,8 +35,10 @@ from tiap.agreement.qrels import (
     DEFAULT_MIN_CONFIRMED,
     DEFAULT_MIN_DECIDED,
     qrels_figures,
+    qrels_stats,
 )
 from tiap.agreement.reference import Reference, resolve_reference
+from tiap.agreement.rubric_versions import VersionScope, one_rubric_version, version_notes
 from tiap.agreement.scale import Scale
 from tiap.agreement.scope import categories_for, of_rubric_kind, resolve_raters
 from tiap.agreement.summaries import (
@@ -56,19 +48,24 @@ from tiap.agreement.summaries import (
     report_notes,
     rubric_info,
 )
-from tiap.agreement.table import ABSENT, INVALID, LabelTable
-from tiap.agreement.versions import VersionScope, one_rubric_version, version_notes
 from tiap.agreement.votes import default_quorum, default_voters, distribution, vote
+from tiap.cases.events import DEFAULT_GATE_ON, GateOn, check_gate_on, check_kappa_threshold
 from tiap.cases.vocab import HUMAN, JUDGE
 from tiap.errors import TiapError
+from tiap.limits import (
+    check_cases,
+    check_quorum,
+    check_resamples,
+    check_seed,
+    check_share_threshold,
+)
 from tiap.rubric import Rubric
-from tiap.stats import percentile_reliable, wilson_interval
+from tiap.stats.bootstrap import Draws, Progress
 
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 1337
 DEFAULT_MIN_FLEISS = 0.80
 DEFAULT_MIN_JUDGE_KAPPA = 0.60
-MAJORITY_KEY = "\0majority"
 #: the one-line error when both ask for opposite things
 NO_HUMANS_AND_REFERENCE = (
     "--reference names the human reference, and --no-humans leaves human labels out: "
@@ -76,30 +73,7 @@ NO_HUMANS_AND_REFERENCE = (
 )
 
 
-def _unreliable(e: Estimate) -> bool:
-    """A percentile interval on fewer cases than it can be relied on."""
-    return e.ci is not None and not percentile_reliable(e.n)
-
-
-def _figure(e: Estimate) -> Figure:
-    """A bootstrap figure: its percentile interval, marked unreliable below 30 cases."""
-    return Figure(
-        value=e.value,
-        ci=list(e.ci) if e.ci else None,
-        n=e.n,
-        reason=e.reason,
-        ci_method="percentile" if e.ci else None,
-        ci_unreliable=_unreliable(e),
-    )
-
-
-def _share_figure(e: Estimate, confusion: np.ndarray) -> Figure:
-    """A share (accuracy: the confusion matrix's diagonal of its total) with its
-    Wilson interval, whatever the resamples."""
-    n, hits = int(confusion.sum()), int(np.trace(confusion))
-    if e.value is None or not n:
-        return Figure(value=e.value, n=e.n, reason=e.reason)
-    return Figure(value=e.value, ci=list(wilson_interval(hits, n)), n=n, ci_method="wilson")
+_figure = figure_of
 
 
 def _named(
@@ -139,25 +113,31 @@ def compute_report(
     max_missed: float = DEFAULT_MAX_MISSED,
     min_decided: float = DEFAULT_MIN_DECIDED,
     no_humans: bool = False,
+    gate_on: GateOn = DEFAULT_GATE_ON,
+    progress: Progress | None = None,
 ) -> AgreementReport:
     """Every agreement figure over ``raters`` (default: the judges; without
     judges, every rater but ``adjudicated``).
 
     ``reference``: see :mod:`tiap.agreement.reference`; ``voters`` and
     ``quorum``: see :mod:`tiap.agreement.votes`. Bootstrap intervals resample
-    cases ``resamples`` times from ``seed`` (0 resamples: none); shares (accuracy,
-    the qrels shares) carry Wilson intervals whatever the resamples.
+    cases ``resamples`` times from ``seed`` (0 resamples: none), every figure from
+    one pass over the same draws in chunks of bounded memory (``progress(done,
+    resamples)`` after each chunk); shares (accuracy, the qrels shares) carry Wilson
+    intervals whatever the resamples.
 
     A report covers cases of the rubric's kind (the others in scope are left out,
     with a note) and labels of one rubric version, the judges'
-    (:mod:`tiap.agreement.versions`); ``no_humans`` leaves every human label out
+    (:mod:`tiap.agreement.rubric_versions`); ``no_humans`` leaves every human label out
     (the gate is then on the judges alone, and says so). The gate's thresholds:
     ``min_fleiss``, ``min_judge_kappa``, ``min_cases`` and ``min_valid``
-    (:mod:`tiap.agreement.gate`). On ``qrels`` cases it adds the relevance-label
+    (:mod:`tiap.agreement.gate`), compared with the point estimates or, ``gate_on``
+    ``lower``, the intervals' lower bounds. On ``qrels`` cases it adds the relevance-label
     figures and a verdict per dataset (:mod:`tiap.agreement.qrels`;
     ``min_confirmed``, ``max_missed`` and ``min_decided`` are its thresholds).
     """
     check_kappa_threshold("min_fleiss", min_fleiss)
+    check_gate_on("gate_on", gate_on)
     check_kappa_threshold("min_judge_kappa", min_judge_kappa)
     check_cases("min_cases", min_cases)
     for name, share in (
@@ -219,11 +199,21 @@ def compute_report(
     judges = [r for r in included if table.rater(r).kind == JUDGE]
     compared = [r for r in included if ref is None or r not in ref.raters]
     stats = _stats(scales, included, judges, compared, names)
-    weights = bootstrap_weights(len(table.cases), resamples, seed) if resamples else None
-    est = evaluate(stats, weights)
+    ordinal = rubric is not None and rubric.ordinal
+    compared_codes = _compared_codes(scales, compared)
+    stats.update(beyond.stats(scales, compared_codes, ordinal=ordinal))
+    stats.update(reference_baselines.stats(scales, compared_codes, judges))
+    if bin_cats:  # the qrels kappas, on the binary scale (see below)
+        stats.update(qrels_stats(table, scales[1].votes.winner, scales[1].ref))
+    human_ref = [
+        r for r in (ref.raters if ref else []) if r in names and table.rater(r).kind == HUMAN
+    ]
+    stats.update(paper_counts.stats(scales, judges, human_ref))
+    draws = Draws(len(table.cases), resamples, seed) if resamples and table.cases else None
+    est = evaluate(stats, draws, progress=progress)
 
     fleiss = {s.name: _figure(est[f"fleiss.{s.name}"]) for s in scales}
-    vs_ref = _vs_reference(scales, est, ref, ref_reason, compared)
+    vs_ref = vs_reference(scales, est, ref, ref_reason, compared)
     gate = evaluate_gate(
         _gate_inputs(
             table,
@@ -238,6 +228,7 @@ def compute_report(
             min_cases=min_cases,
             min_valid=min_valid,
             no_humans=no_humans,
+            gate_on=gate_on,
         )
     )
     qrels = None
@@ -245,7 +236,7 @@ def compute_report(
         b = scales[1]
         limits = {"min_confirmed": min_confirmed, "max_missed": max_missed}
         qrels = qrels_figures(
-            table, b.votes.winner, b.ref, 0, bin_cats[0], weights, **limits, min_decided=min_decided
+            table, b.votes.winner, b.ref, 0, bin_cats[0], est, **limits, min_decided=min_decided
         )
     return AgreementReport(
         source=SourceInfo(
@@ -264,8 +255,18 @@ def compute_report(
         raters=rater_summaries(table, scales, included, ref),
         fleiss_kappa=fleiss,
         krippendorff_alpha={s.name: _figure(est[f"alpha.{s.name}"]) for s in scales},
-        cohen_kappa=_pairs(scales, est, included),
+        cohen_kappa=pairs(scales, est, included),
         percent_agreement={s.name: _figure(est[f"pa.{s.name}"]) for s in scales},
+        gwet_ac1=beyond.gwet_ac1(scales, est),
+        base_rates={s.name: beyond.scale_base_rates(s) for s in scales},
+        ordinal=(
+            beyond.ordinal_figures(scales[0], est, included, _shown_names(compared))
+            if ordinal
+            else None
+        ),
+        judge_errors=reference_baselines.judge_errors(
+            scales, est, compared_codes, judges, resamples=resamples, seed=seed
+        ),
         majority=Majority(
             policy=(
                 "a label wins with a strict majority of the voters' valid labels; invalid "
@@ -280,8 +281,11 @@ def compute_report(
         vs_reference=vs_ref,
         gate=gate,
         bootstrap=BootstrapInfo(resamples=resamples, seed=seed, confidence=CONFIDENCE),
+        plan=case_plan.plan_of(gate, est, vs_ref),
         notes=[*scope_notes, *report_notes(table, rubric, included, scales, ref, left_out)],
         qrels=qrels,
+        paper=paper_counts.counts(scales, est, judges, human_ref),
+        calibrated=calibrated_prevalence(table, scales, ref, ref_reason, compared),
     )
 
 
@@ -321,6 +325,7 @@ def _gate_inputs(
     min_cases: int,
     min_valid: float,
     no_humans: bool,
+    gate_on: GateOn,
 ) -> GateInputs:
     """What the verdict is reached from, on ``scale`` (the binary collapse when the
     rubric has one): Fleiss' kappa over the judges, each judge's kappa against the
@@ -351,6 +356,7 @@ def _gate_inputs(
         version=version,
         reference_rubric_hash=_reference_hash(table, vs_ref),
         no_humans=no_humans,
+        gate_on=gate_on,
     )
 
 
@@ -382,7 +388,7 @@ def _stats(
     return out
 
 
-# The bootstrap replicates come from the formulas in ``stats``; the point
+# The bootstrap replicates come from tiap's formulas (``formulas``); the point
 # estimates from the reference libraries (``library``).
 
 
@@ -402,93 +408,15 @@ def _accuracy(a: np.ndarray, b: np.ndarray, k: int) -> st.Stat:
     return replace(st.agreement_stat(a, b, k), point=partial(lib.accuracy, a, b))
 
 
-def _pairs(scales: list[Scale], est: dict[str, Estimate], included: list[str]) -> list[PairKappa]:
-    out = []
-    lab = scales[0]
-    for i in range(len(included)):
-        for j in range(i + 1, len(included)):
-            e = est[f"cohen.labels.{i}.{j}"]
-            conf = st.confusion_matrix(lab.codes[:, i], lab.codes[:, j], lab.k)
-            binary = None
-            if len(scales) > 1:
-                b, eb = scales[1], est[f"cohen.binary.{i}.{j}"]
-                bconf = st.confusion_matrix(b.codes[:, i], b.codes[:, j], b.k)
-                binary = PairBinary(
-                    kappa=eb.value,
-                    ci=list(eb.ci) if eb.ci else None,
-                    reason=eb.reason,
-                    agreement=_trace_share(bconf),
-                    ci_unreliable=_unreliable(eb),
-                )
-            out.append(
-                PairKappa(
-                    a=included[i],
-                    b=included[j],
-                    n=e.n,
-                    kappa=e.value,
-                    ci=list(e.ci) if e.ci else None,
-                    reason=e.reason,
-                    agreement=_trace_share(conf),
-                    binary=binary,
-                    ci_unreliable=_unreliable(e),
-                )
-            )
-    return out
+def _compared_codes(scales: list[Scale], compared: list[str]) -> list[tuple[str, list[np.ndarray]]]:
+    """Each rater compared with the reference, and the majority: its codes per scale."""
+    out = [(r, [s.column(r) for s in scales]) for r in compared]
+    return [*out, (MAJORITY_KEY, [s.votes.winner for s in scales])]
 
 
-def _trace_share(conf: np.ndarray) -> float | None:
-    """Percent agreement of a pair (no library computes it: tiap's formula)."""
-    n = conf.sum()
-    return float(np.trace(conf) / n) if n else None
-
-
-def _comparison(s: Scale, est: dict[str, Estimate], rater: str, codes: np.ndarray) -> Comparison:
-    ref = s.ref if s.ref is not None else np.full(len(codes), -1)
-    kappa = _figure(est[f"ref.kappa.{s.name}.{rater}"])
-    confusion = lib.confusion_matrix(ref, codes, s.k)
-    return Comparison(
-        n=kappa.n,
-        kappa=kappa,
-        accuracy=_share_figure(est[f"ref.acc.{s.name}.{rater}"], confusion),
-        confusion=confusion.tolist(),
-    )
-
-
-def _vs_rater(scales: list[Scale], est: dict[str, Estimate], rater: str) -> VsRater:
-    def codes(s: Scale) -> np.ndarray:
-        return s.votes.winner if rater == MAJORITY_KEY else s.column(rater)
-
-    return VsRater(
-        rater="majority" if rater == MAJORITY_KEY else rater,
-        labels=_comparison(scales[0], est, rater, codes(scales[0])),
-        binary=_comparison(scales[1], est, rater, codes(scales[1])) if len(scales) > 1 else None,
-    )
-
-
-def _vs_reference(
-    scales: list[Scale],
-    est: dict[str, Estimate],
-    ref: Reference | None,
-    reason: str | None,
-    compared: list[str],
-) -> VsReference:
-    if ref is None:
-        return VsReference(available=False, reason=reason)
-    info = ReferenceInfo(
-        policy=ref.policy, raters=ref.raters, n_cases=ref.n_cases, unresolved=ref.unresolved
-    )
-    if ref.n_cases == 0:
-        return VsReference(
-            available=False,
-            reason=f"the reference ({ref.policy}) has no valid label on any case in scope",
-            reference=info,
-        )
-    return VsReference(
-        available=True,
-        reference=info,
-        raters=[_vs_rater(scales, est, r) for r in compared],
-        majority=_vs_rater(scales, est, MAJORITY_KEY),
-    )
+def _shown_names(compared: list[str]) -> list[tuple[str, str]]:
+    """The compared raters' keys and their names in the report (the majority's)."""
+    return [(r, r) for r in compared] + [(MAJORITY_KEY, "majority")]
 
 
 def _bundle_version(table: LabelTable) -> str | None:

@@ -1,7 +1,8 @@
 """Read labels made elsewhere: CSV (or TSV) and JSON Lines files.
 
 Each row is ``case_id, rater, label`` with optional ``rater_kind`` (``judge`` or
-``human``), ``dataset``, ``run`` and ``category``, and where the label came from:
+``human``), ``dataset``, ``run``, ``category`` and ``stratum`` (the case's sampling
+stratum, :func:`tiap.cases.sample.stratum`), and where the label came from:
 ``rubric_id``, ``rubric_hash``, ``panel``, ``model``, ``settings_hash``,
 ``reason``, ``note``, ``origin``, ``created_at`` (ISO 8601) — the columns
 ``tiap labels export`` writes (:mod:`tiap.agreement.label_export`), so a report
@@ -28,13 +29,13 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from tiap.agreement.table import CaseMeta, LabelEntry, LabelTable, RaterInfo, sort_raters
+from tiap.agreement.label_table import CaseMeta, LabelEntry, LabelTable, RaterInfo, sort_raters
 from tiap.cases.vocab import RaterKind
 from tiap.cells import restore
 from tiap.errors import InputError
@@ -42,7 +43,7 @@ from tiap.io import describe_validation_error, parse_json_line, read_text_input,
 from tiap.rubric import Rubric
 
 REQUIRED_COLUMNS = ("case_id", "rater", "label")
-_META = ("dataset", "run", "category")
+_META = ("dataset", "run", "category", "stratum")
 #: where a label came from (optional columns; a rater's values are gathered)
 PROVENANCE = ("rubric_id", "rubric_hash", "panel", "model", "settings_hash")
 #: every column a labels file may have, in the order an export writes them
@@ -58,7 +59,7 @@ COLUMNS = (
     "origin",
     "created_at",
 )
-_TEXT = ("dataset", "run", "category", *PROVENANCE, "reason", "note", "origin", "created_at")
+_TEXT = (*_META, *PROVENANCE, "reason", "note", "origin", "created_at")
 
 
 class LabelFileRow(BaseModel):
@@ -73,6 +74,7 @@ class LabelFileRow(BaseModel):
     dataset: str | None = None
     run: str | None = None
     category: str | None = None
+    stratum: str | None = None
     rubric_id: str | None = None
     rubric_hash: str | None = None
     panel: str | None = None
@@ -216,6 +218,7 @@ def read_label_rows(
     cases: dict[str, dict[str, tuple[str | None, int]]] = {}
     kinds: dict[str, tuple[RaterKind | None, int]] = {}
     seen: dict[tuple[str, str], tuple[int, bool]] = {}
+    last: dict[tuple[str, str], tuple[int, LabelFileRow]] = {}
     rows: list[tuple[int, LabelFileRow]] = []
     for line, row in iter_label_rows(p):
         key = (row.case_id, row.rater)
@@ -225,6 +228,9 @@ def read_label_rows(
             seen[key] = (line, timed)
         elif not (history and timed and first[1]):
             raise InputError(p, _second_row(row, first[0], history), line)
+        else:
+            _check_history_step(p, line, row, last[key])
+        last[key] = (line, row)
         if allowed is not None and row.label is not None and row.label not in allowed:
             raise InputError(
                 p,
@@ -242,6 +248,31 @@ def read_label_rows(
         rows=rows,
         kinds={name: kind for name, (kind, _) in kinds.items()},
         cases={cid: {k: v for k, (v, _) in meta.items()} for cid, meta in cases.items()},
+    )
+
+
+def _moment(row: LabelFileRow) -> datetime:
+    """A row's time, comparable with any other (a time without a zone is UTC)."""
+    when = datetime.fromisoformat(row.created_at or "")
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+
+
+def _check_history_step(
+    path: Path, line: int, row: LabelFileRow, prev: tuple[int, LabelFileRow]
+) -> None:
+    """A history's rows for one (case, rater) go forward in time: a row at the same
+    time as the one before it, or earlier, would leave the current label to the
+    order of the file's lines. An error naming both lines."""
+    prev_line, before = prev
+    if _moment(row) > _moment(before):
+        return
+    how = "at the same time as" if _moment(row) == _moment(before) else "earlier than"
+    raise InputError(
+        path,
+        f"label for case '{row.case_id}' by rater '{row.rater}' is {how} the one at line "
+        f"{prev_line} ({row.created_at} vs {before.created_at}); a history's rows for a case "
+        "and rater go forward in time",
+        line,
     )
 
 
@@ -266,7 +297,13 @@ def labels_from_file(path: str | Path, rubric: Rubric | None = None) -> LabelTab
         source="file",
         path=str(read.path),
         cases=[
-            CaseMeta(case_id=cid, dataset=m["dataset"], run=m["run"], category=m["category"])
+            CaseMeta(
+                case_id=cid,
+                dataset=m["dataset"],
+                run=m["run"],
+                category=m["category"],
+                stratum=m["stratum"],
+            )
             for cid, m in read.cases.items()
         ],
         raters=sort_raters(sources[n].info(n, k) for n, k in read.kinds.items()),

@@ -7,7 +7,7 @@ The gate passes when, on the validation subset,
   judge labelled them validly), and each judge labelled at least ``min_valid``
   (default 0.90) of the subset's cases validly;
 - the human labels are of the judges' rubric version: when the subset holds human
-  labels but none under the judges' rubric hash (:mod:`tiap.agreement.versions`),
+  labels but none under the judges' rubric hash (:mod:`tiap.agreement.rubric_versions`),
   it fails naming the other version, unless human labels are left out by choice
   (``no_humans``, recorded);
 - Fleiss' kappa over the judges (the included raters of kind ``judge``) on the
@@ -17,7 +17,10 @@ The gate passes when, on the validation subset,
   the same scale, on at least as many cases as the complete cases needed, is at
   least ``min_judge_kappa`` (default 0.60).
 
-Each unmet rule is a failure line of its own. An undefined figure fails.
+Each unmet rule is a failure line of its own. An undefined figure fails. Every figure
+carries its 95% interval in the verdict; ``gate_on`` ``lower`` asks each interval's
+lower bound, not the point estimate, to clear its threshold, and the verdict says
+whether it is ``conclusive`` (:mod:`tiap.agreement.gate_intervals`).
 Thresholds are finite kappas in [-1, 1], ``min_cases`` an integer from 1 and
 ``min_valid`` a finite share in [0, 1]. Every
 report shows the verdict, but only a report on a workspace subset of kind
@@ -28,7 +31,7 @@ written report) in the workspace, after the report is written
 (:func:`tiap.agreement.write.write_report_and_record_gate`). Reports on all
 cases, on other subsets or on a labels file record nothing.
 
-Judging enforces the verdict: see :mod:`tiap.judge.gate`.
+Judging enforces the verdict: see :mod:`tiap.judge.scale_gate`.
 """
 
 from __future__ import annotations
@@ -40,23 +43,27 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from tiap.agreement import constant
-from tiap.agreement.limits import check_cases, check_share_threshold
+from tiap.agreement.gate_intervals import conclusive, lower_failure
+from tiap.agreement.label_table import LabelTable, RaterInfo
 from tiap.agreement.models import Figure, Gate
-from tiap.agreement.table import LabelTable, RaterInfo
-from tiap.agreement.versions import VersionScope
+from tiap.agreement.rubric_versions import VersionScope
 from tiap.cases.events import (
+    DEFAULT_GATE_ON,
     VALIDATION_KIND,
     GatedJudge,
     GateEvent,
     GateFigures,
+    GateOn,
     GateThresholds,
     ReportRef,
     ScaleName,
+    check_gate_on,
     check_kappa_threshold,
     record_event,
     required_cases,
 )
 from tiap.errors import TiapError
+from tiap.limits import check_cases, check_share_threshold
 from tiap.rubric import Rubric
 
 DEFAULT_MIN_CASES = 30
@@ -101,8 +108,11 @@ class GateInputs:
     reference_rubric_hash: str | None = None
     #: human labels were left out by choice (``--no-humans``)
     no_humans: bool = False
+    #: the thresholds apply to the point estimates or to the interval lower bounds
+    gate_on: GateOn = DEFAULT_GATE_ON
 
     def __post_init__(self) -> None:
+        check_gate_on("gate_on", self.gate_on)
         check_kappa_threshold("min_fleiss", self.min_fleiss)
         check_kappa_threshold("min_judge_kappa", self.min_judge_kappa)
         check_cases("min_cases", self.min_cases)
@@ -146,7 +156,10 @@ def _fleiss_failures(g: GateInputs) -> list[str]:
             f"{word}Fleiss' kappa over the judges {g.fleiss.value:.3f} < {g.min_fleiss:.2f} "
             f"(n={g.fleiss.n})"
         ]
-    return []
+    failure = lower_failure(
+        f"{word}Fleiss' kappa over the judges", g.fleiss, g.min_fleiss, g.gate_on
+    )
+    return [failure] if failure else []
 
 
 def _evidence_failures(g: GateInputs) -> list[str]:
@@ -234,6 +247,10 @@ def _judge_kappa_failures(g: GateInputs, kappas: Mapping[str, Figure]) -> list[s
                 f"{word}kappa of judge {judge} vs the human reference {f.value:.3f} < "
                 f"{g.min_judge_kappa:.2f} (n={f.n})"
             )
+        elif failure := lower_failure(
+            f"{word}kappa of judge {judge} vs the human reference", f, g.min_judge_kappa, g.gate_on
+        ):
+            out.append(failure)
         elif f.n < g.required:
             out.append(
                 f"{word}kappa of judge {judge} vs the human reference rests on {f.n} case(s): "
@@ -294,6 +311,8 @@ def _figures(g: GateInputs, kappas: Mapping[str, Figure]) -> GateFigures:
         judge_n={j: f.n for j, f in kappas.items()},
         cases=g.cases,
         judge_valid={j: g.judge_counts[j].valid for j in g.judges if j in g.judge_counts},
+        fleiss_ci=g.fleiss.ci if g.fleiss is not None and g.fleiss.value is not None else None,
+        judge_ci={j: f.ci if f.value is not None else None for j, f in kappas.items()},
     )
 
 
@@ -349,6 +368,8 @@ def evaluate_gate(g: GateInputs) -> Gate:
         subset=g.table.subset,
         figures=_figures(g, kappas),
         failures=failures,
+        gate_on=g.gate_on,
+        conclusive=conclusive(g.fleiss, kappas, g.min_fleiss, g.min_judge_kappa),
     )
 
 
@@ -403,6 +424,8 @@ def gate_event(report: AgreementReport, ref: ReportRef | None = None) -> GateEve
         no_humans=gate.no_humans,
         other_version_labels=gate.other_version_labels,
         bundle_fingerprint=report.source.bundle_version,
+        gate_on=gate.gate_on,
+        conclusive=gate.conclusive,
     )
 
 

@@ -3,12 +3,13 @@
 :func:`export_labels` writes CSV, TSV or JSON Lines (by the file's suffix), one
 row per label with every column of :data:`tiap.agreement.files.COLUMNS`: the
 case and rater, the label (empty: an invalid judgment, ``reason`` says why),
-the case's dataset, run and category (for the prevalence tables), and where
+the case's dataset, run, category (for the prevalence tables) and sampling stratum
+(for the calibrated prevalence), and where
 the label came from (rubric id and hash, panel, model, request-settings hash,
 note, origin, time).
 
 - ``latest=True`` (the default) writes each rater's current label per case,
-  exactly the labels :func:`tiap.agreement.table.labels_from_workspace` reads
+  exactly the labels :func:`tiap.agreement.label_table.labels_from_workspace` reads
   (withdrawn human labels left out), in the workspace's case order: a report on
   the file has the figures of the report on the workspace. Cases nobody
   labelled have no row (a file lists labels), and the summary counts them.
@@ -39,6 +40,7 @@ from pydantic import BaseModel, ConfigDict
 
 from tiap.agreement.files import COLUMNS
 from tiap.cases.models import Case, LabelRecord
+from tiap.cases.sample import stratum
 from tiap.cases.vocab import RaterKind
 from tiap.cells import line
 from tiap.errors import TiapError
@@ -79,6 +81,7 @@ def _row(rec: LabelRecord, case: Case) -> dict[str, Any]:
         "dataset": case.dataset,
         "run": case.run,
         "category": case.category,
+        "stratum": stratum(case),
     }
     return {col: values.get(col) for col in COLUMNS}
 

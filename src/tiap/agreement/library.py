@@ -1,13 +1,14 @@
 """The report's point estimates through the reference libraries.
 
 Fleiss' kappa comes from statsmodels, Krippendorff's alpha from krippendorff,
-Cohen's kappa, the confusion matrices and accuracy from scikit-learn. Each
+Cohen's kappa (weighted too), the confusion matrices and accuracy from scikit-learn;
+Krippendorff's alpha at the ordinal level from krippendorff too. Each
 function takes tiap's codes (category indices ``0..K-1``, negative for a missing
 or invalid label), puts them in the shape the library wants (see the traps
 below) and returns ``None`` where the figure is undefined: there the libraries
 return NaN (with a RuntimeWarning) or raise ``ValueError``, so those inputs are
 recognised first and never reach them. The bootstrap intervals, percent
-agreement and majority votes stay in :mod:`tiap.agreement.stats`, whose formulas
+agreement and majority votes stay in :mod:`tiap.agreement.formulas`, whose formulas
 the tests check against these libraries.
 
 The libraries are imported inside the functions, so ``import tiap.agreement``
@@ -17,10 +18,11 @@ and ``tiap --help`` do not load them.
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 import numpy as np
 
-from tiap.agreement.stats import counts_matrix
+from tiap.agreement.formulas import counts_matrix
 
 
 def fleiss_kappa(codes: np.ndarray, k: int) -> float | None:
@@ -53,20 +55,7 @@ def krippendorff_alpha(codes: np.ndarray, k: int) -> float | None:
     ``None`` when no case has two valid labels (the library: ``ValueError``) or
     the labels on such cases are all one category (NaN).
     """
-    valid = codes >= 0
-    pairable = valid.sum(axis=1) >= 2
-    if len(np.unique(codes[pairable][valid[pairable]])) < 2:
-        return None
-    import krippendorff
-
-    reliability = np.where(valid, codes, np.nan).T.astype(np.float64)
-    with np.errstate(all="ignore"):
-        value = krippendorff.alpha(
-            reliability_data=reliability,
-            level_of_measurement="nominal",
-            value_domain=list(range(k)),
-        )
-    return _finite(value)
+    return _alpha(codes, k, "nominal")
 
 
 def cohen_kappa(a: np.ndarray, b: np.ndarray, k: int) -> float | None:
@@ -84,6 +73,25 @@ def cohen_kappa(a: np.ndarray, b: np.ndarray, k: int) -> float | None:
     from sklearn.metrics import cohen_kappa_score
 
     return _finite(cohen_kappa_score(x, y, labels=list(range(k))))
+
+
+def weighted_kappa(a: np.ndarray, b: np.ndarray, k: int, weights: str) -> float | None:
+    """Cohen's weighted kappa (``sklearn.metrics.cohen_kappa_score(weights=...)``,
+    ``linear`` or ``quadratic``) on the cases both labelled validly, categories
+    ``0..K-1`` in their order; ``None`` where :func:`cohen_kappa` is."""
+    x, y = _both_valid(a, b)
+    if not len(x) or len(np.union1d(x, y)) < 2:
+        return None
+    from sklearn.metrics import cohen_kappa_score
+
+    with np.errstate(all="ignore"):
+        return _finite(cohen_kappa_score(x, y, labels=list(range(k)), weights=weights))
+
+
+def ordinal_alpha(codes: np.ndarray, k: int) -> float | None:
+    """Krippendorff's alpha at the ordinal level (``krippendorff.alpha``), categories
+    ``0..K-1`` in their order; ``None`` where :func:`krippendorff_alpha` is."""
+    return _alpha(codes, k, "ordinal")
 
 
 def confusion_matrix(a: np.ndarray, b: np.ndarray, k: int) -> np.ndarray:
@@ -122,3 +130,22 @@ def _both_valid(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _finite(value: float) -> float | None:
     number = float(value)
     return number if math.isfinite(number) else None
+
+
+def _alpha(codes: np.ndarray, k: int, level: Literal["nominal", "ordinal"]) -> float | None:
+    """``krippendorff.alpha`` at ``level`` on a cases x raters codes matrix (see
+    :func:`krippendorff_alpha`)."""
+    valid = codes >= 0
+    pairable = valid.sum(axis=1) >= 2
+    if len(np.unique(codes[pairable][valid[pairable]])) < 2:
+        return None
+    import krippendorff
+
+    reliability = np.where(valid, codes, np.nan).T.astype(np.float64)
+    with np.errstate(all="ignore"):
+        value = krippendorff.alpha(
+            reliability_data=reliability,
+            level_of_measurement=level,
+            value_domain=list(range(k)),
+        )
+    return _finite(value)

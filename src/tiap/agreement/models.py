@@ -9,8 +9,12 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tiap.agreement.beyond_models import Baseline, JudgeErrors, OrdinalFigures, SamplePlan
+from tiap.agreement.calibrated_models import Calibrated
+from tiap.agreement.figure_model import Figure
+from tiap.agreement.paper_models import PaperCounts
 from tiap.agreement.qrels_models import QrelsFigures
-from tiap.cases.events import GateFigures
+from tiap.cases.events import DEFAULT_GATE_ON, GateFigures, GateOn
 from tiap.cases.vocab import RaterKind
 from tiap.errors import TiapError
 
@@ -22,31 +26,14 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-IntervalMethod = Literal["percentile", "wilson"]
-
-
-class Figure(_Model):
-    """One figure: value (``None`` when undefined, ``reason`` says why), its 95%
-    interval ``[lo, hi]`` and the number of cases it is computed on.
-
-    ``ci_method``: ``percentile`` (case bootstrap; kappas, alpha, mean agreement) or
-    ``wilson`` (a share's score interval, honest at small n: accuracy). A percentile
-    interval on fewer than 30 cases is ``ci_unreliable`` (shown marked so)."""
-
-    value: float | None
-    ci: list[float] | None = None
-    n: int
-    reason: str | None = None
-    ci_method: IntervalMethod | None = None
-    ci_unreliable: bool = False
-
-
 class PairBinary(_Model):
     kappa: float | None
     ci: list[float] | None = None
     reason: str | None = None
     agreement: float | None
     ci_unreliable: bool = False
+    #: each binary label's share of both raters' labels on their shared cases
+    base_rates: dict[str, float | None] = Field(default_factory=dict)
 
 
 class PairKappa(_Model):
@@ -62,6 +49,8 @@ class PairKappa(_Model):
     agreement: float | None
     binary: PairBinary | None = None
     ci_unreliable: bool = False
+    #: each label's share of both raters' labels on their shared cases
+    base_rates: dict[str, float | None] = Field(default_factory=dict)
 
 
 class RaterSummary(_Model):
@@ -128,6 +117,12 @@ class Comparison(_Model):
     kappa: Figure
     accuracy: Figure
     confusion: list[list[int]]
+    #: Gwet's AC1 against the reference
+    ac1: Figure | None = None
+    #: each label's share of the reference's labels on the compared cases
+    base_rates: dict[str, float | None] = Field(default_factory=dict)
+    #: the constant predictor's accuracy beside the rater's, and the rater's margin
+    baseline: Baseline | None = None
 
 
 class VsRater(_Model):
@@ -183,6 +178,11 @@ class Gate(_Model):
     subset: str | None
     figures: GateFigures
     failures: list[str]
+    #: the thresholds applied to the point estimates (``point``, the paper's rule) or to
+    #: the intervals' lower bounds (``lower``)
+    gate_on: GateOn = DEFAULT_GATE_ON
+    #: every gate figure's interval lies wholly on one side of its threshold
+    conclusive: bool = False
 
 
 class RubricInfo(_Model):
@@ -192,6 +192,8 @@ class RubricInfo(_Model):
     labels: list[str]
     binary: dict[str, str]
     binary_positive: str | None
+    #: the labels are ordered as listed (``ordinal = true``)
+    ordinal: bool = False
 
 
 class SourceInfo(_Model):
@@ -226,14 +228,30 @@ class AgreementReport(_Model):
     krippendorff_alpha: dict[str, Figure]
     cohen_kappa: list[PairKappa]
     percent_agreement: dict[str, Figure]
+    #: Gwet's AC1 over the included raters, per scale
+    gwet_ac1: dict[str, Figure] = Field(default_factory=dict)
+    #: per scale: each label's share of the included raters' valid labels
+    base_rates: dict[str, dict[str, float | None]] = Field(default_factory=dict)
+    #: an ordinal rubric's figures (``None``: the rubric's labels are not ordered)
+    ordinal: OrdinalFigures | None = None
+    #: per scale, against the reference: the judges' error correlations and the
+    #: majority against its best single judge (empty without a reference)
+    judge_errors: dict[str, JudgeErrors] = Field(default_factory=dict)
     majority: Majority
     prevalence: Prevalence
     vs_reference: VsReference
     gate: Gate
     bootstrap: BootstrapInfo
+    #: the cases each gate figure needs (:mod:`tiap.agreement.case_plan`)
+    plan: SamplePlan | None = None
     notes: list[str]
     #: the relevance-label figures, on a report over ``qrels`` cases (else absent)
     qrels: QrelsFigures | None = None
+    #: the figures as the paper counts them (plurality vote, agreement on complete
+    #: cases, Fleiss' kappa with the reference; absent from reports written before)
+    paper: PaperCounts | None = None
+    #: each prevalence figure against the human reference (:mod:`tiap.agreement.calibrated`)
+    calibrated: Calibrated = Calibrated(available=False, reason="not computed")
 
     @property
     def supported_share(self) -> float | None:

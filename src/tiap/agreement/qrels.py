@@ -34,15 +34,16 @@ the panel majority; the human figures are the spot check beside it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from functools import partial
 
 import numpy as np
 
+from tiap.agreement import formulas as st
 from tiap.agreement import library as lib
-from tiap.agreement import stats as st
-from tiap.agreement.bootstrap import Estimate, evaluate
-from tiap.agreement.limits import check_share_threshold
+from tiap.agreement.estimates import Estimate
+from tiap.agreement.label_table import LabelTable
 from tiap.agreement.qrels_models import (
     Check,
     PanelVsReference,
@@ -52,7 +53,7 @@ from tiap.agreement.qrels_models import (
     Share,
     Verdict,
 )
-from tiap.agreement.table import LabelTable
+from tiap.limits import check_share_threshold
 from tiap.stats import percentile_reliable, wilson_interval
 
 __all__ = [
@@ -61,14 +62,17 @@ __all__ = [
     "DEFAULT_MIN_DECIDED",
     "QRELS_KIND",
     "RULE",
-    "check_share_threshold",
     "qrels_figures",
+    "qrels_stats",
 ]
 
 DEFAULT_MIN_CONFIRMED = 0.90
 DEFAULT_MAX_MISSED = 0.10
 DEFAULT_MIN_DECIDED = 0.80
 QRELS_KIND = "qrels"
+#: the names of the qrels kappas among a report's stats: this, then the scope
+STAT_PREFIX = "qrels."
+OVERALL = "\0overall"
 NO_DECIDED = "no pair with a decided label"
 
 RULE = (
@@ -222,13 +226,32 @@ class _Groups:
         }
 
 
+def qrels_stats(
+    table: LabelTable, winner: np.ndarray, reference: np.ndarray | None
+) -> dict[str, st.Stat]:
+    """The kappas of the panel majority against the reference, overall and per
+    dataset, as stats for the report's one bootstrap pass (named
+    :data:`STAT_PREFIX` + scope); none without qrels cases or a reference.
+    ``winner`` and ``reference``: as :func:`qrels_figures` takes them."""
+    g = _Groups(table)
+    if reference is None or not g.qrels.any():
+        return {}
+    kappas: dict[str, st.Stat] = {}
+    for key, scope in {OVERALL: g.qrels, **g.datasets}.items():
+        a, b = np.where(scope, reference, -1), np.where(scope, winner, -1)
+        kappas[STAT_PREFIX + key] = replace(
+            st.cohen_stat(a, b, 2), point=partial(lib.cohen_kappa, a, b, 2)
+        )
+    return kappas
+
+
 def qrels_figures(
     table: LabelTable,
     winner: np.ndarray,
     reference: np.ndarray | None,
     positive: int,
     positive_label: str,
-    weights: np.ndarray | None,
+    estimates: Mapping[str, Estimate],
     *,
     min_confirmed: float = DEFAULT_MIN_CONFIRMED,
     max_missed: float = DEFAULT_MAX_MISSED,
@@ -238,8 +261,9 @@ def qrels_figures(
 
     ``winner``: the binary majority per case (-1 without one); ``reference``: the
     binary reference per case (-1 without one) or ``None``; ``positive``: the
-    index of the relevant label on that scale; ``weights``: the report's bootstrap
-    draws (``None``: no bootstrap interval for the kappa)."""
+    index of the relevant label on that scale; ``estimates``: the report's
+    estimates, with those of :func:`qrels_stats` (its bootstrap draws give the
+    kappas' intervals)."""
     check_share_threshold("min_confirmed", min_confirmed)
     check_share_threshold("max_missed", max_missed)
     check_share_threshold("min_decided", min_decided)
@@ -248,13 +272,6 @@ def qrels_figures(
         return None
     decided = winner >= 0
     says_relevant = (winner == positive) & decided
-    scopes = {"\0overall": g.qrels, **g.datasets}
-    kappas: dict[str, st.Stat] = {}
-    if reference is not None:
-        for key, scope in scopes.items():
-            a, b = np.where(scope, reference, -1), np.where(scope, winner, -1)
-            kappas[key] = replace(st.cohen_stat(a, b, 2), point=partial(lib.cohen_kappa, a, b, 2))
-    est = evaluate(kappas, weights)
     has_ref = reference is not None and bool((reference >= 0)[g.qrels].any())
     limits = (min_confirmed, max_missed, min_decided)
 
@@ -275,7 +292,8 @@ def qrels_figures(
                 "negatives": _share(ref_hits, ref_decided, g.negative & scope),
             }
             agreement = _agreement(np.where(scope, reference, -1), np.where(scope, winner, -1))
-            vs = PanelVsReference(n=agreement.n, agreement=agreement, kappa=_rate(est[key]))
+            kappa = _rate(estimates[STAT_PREFIX + key])
+            vs = PanelVsReference(n=agreement.n, agreement=agreement, kappa=kappa)
         out = QrelsGroup(
             cases=int(scope.sum()),
             annotated_relevant=int((g.relevant & scope).sum()),
@@ -302,6 +320,6 @@ def qrels_figures(
         max_missed=max_missed,
         min_decided=min_decided,
         rule=RULE,
-        overall=group("\0overall", g.qrels),
+        overall=group(OVERALL, g.qrels),
         by_dataset={name: group(name, scope) for name, scope in g.datasets.items()},
     )

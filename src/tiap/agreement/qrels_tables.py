@@ -3,9 +3,10 @@ HTML reports and the terminal (the renderers only write them out, escaped)."""
 
 from __future__ import annotations
 
-from tiap.agreement.fmt import UNRELIABLE
 from tiap.agreement.models import AgreementReport
 from tiap.agreement.qrels_models import QrelsFigures, QrelsGroup, Rate, Share
+from tiap.agreement.report_text import UNRELIABLE, ci, missing
+from tiap.report.numbers import num
 
 Table = tuple[list[str], list[list[object]]]
 
@@ -17,16 +18,14 @@ def share_text(s: Share | None) -> str:
     if s is None:
         return ""
     if s.value is None:
-        return f"n/a ({s.reason})" if s.reason else "n/a"
-    ci = f" [{s.ci[0]:.3f}, {s.ci[1]:.3f}]" if s.ci else ""
-    return f"{s.value:.3f}{ci} ({s.relevant}/{s.n} of {s.cases})"
+        return missing(s.reason)
+    return f"{num(s.value)}{ci(s.ci)} ({s.relevant}/{s.n} of {s.cases})"
 
 
 def rate_text(r: Rate) -> str:
     if r.value is None:
-        return f"n/a ({r.reason})" if r.reason else "n/a"
-    ci = f" [{r.ci[0]:.3f}, {r.ci[1]:.3f}]" if r.ci else ""
-    return f"{r.value:.3f}{ci}" + (f" ({UNRELIABLE})" if r.ci_unreliable else "")
+        return missing(r.reason)
+    return f"{num(r.value)}{ci(r.ci)}" + (f" ({UNRELIABLE})" if r.ci_unreliable else "")
 
 
 def _rows(q: QrelsFigures) -> list[tuple[str, QrelsGroup]]:

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tiap.agreement.stats import counts_matrix
-from tiap.agreement.table import LabelTable
+from tiap.agreement.formulas import counts_matrix
+from tiap.agreement.label_table import LabelTable
 from tiap.cases.vocab import ADJUDICATED, HUMAN
 from tiap.errors import TiapError
 
@@ -34,6 +34,8 @@ class Reference:
     raters: list[str]
     codes: np.ndarray  # per case: reference category, or -1
     unresolved: int
+    #: per case: the humans disagree and nobody adjudicated (``None``: no such case)
+    unresolved_cases: np.ndarray | None = None
 
     @property
     def n_cases(self) -> int:
@@ -83,7 +85,8 @@ def resolve_reference(
         base = np.full(len(codes), -1)
         disagree = np.zeros(len(codes), dtype=bool)
     ref = _override(base, adj)
-    unresolved = int((disagree & (ref < 0)).sum())
+    unresolved_cases = disagree & (ref < 0)
+    unresolved = int(unresolved_cases.sum())
     raters = humans + ([ADJUDICATED] if adj is not None else [])
     policy = "human consensus" + (f", overridden by {ADJUDICATED}" if adj is not None else "")
-    return Reference(policy, raters, ref, unresolved), None
+    return Reference(policy, raters, ref, unresolved, unresolved_cases), None

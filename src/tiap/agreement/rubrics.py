@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tiap.agreement.table import LabelTable
+from tiap.agreement.label_table import LabelTable
 from tiap.errors import TiapError
 from tiap.rubric import DEFAULT_RUBRIC, RUBRIC_FOR_KIND, Rubric, builtin_rubrics, load_rubric
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tiap.agreement.table import LabelTable
+from tiap.agreement.label_table import LabelTable
 from tiap.cases.vocab import ADJUDICATED, JUDGE
 from tiap.errors import TiapError
 from tiap.rubric import Rubric

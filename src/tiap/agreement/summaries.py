@@ -9,10 +9,10 @@ from collections.abc import Collection, Sequence
 import numpy as np
 
 from tiap.agreement import constant
+from tiap.agreement.label_table import ABSENT, INVALID, LabelTable
 from tiap.agreement.models import Prevalence, PrevalenceGroup, RaterSummary, RubricInfo
 from tiap.agreement.reference import Reference
 from tiap.agreement.scale import Scale
-from tiap.agreement.table import ABSENT, INVALID, LabelTable
 from tiap.agreement.votes import distribution
 from tiap.rubric import Rubric
 
@@ -30,6 +30,7 @@ def rubric_info(rubric: Rubric | None) -> RubricInfo | None:
         labels=rubric.label_names,
         binary=dict(sorted(rubric.binary.items())),
         binary_positive=rubric.binary_positive,
+        ordinal=rubric.ordinal,
     )
 
 

@@ -20,10 +20,10 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from tiap.agreement.formulas import collapse_codes, counts_matrix
+from tiap.agreement.label_table import LabelTable
 from tiap.agreement.models import Distribution
 from tiap.agreement.scope import categories_for, default_included, resolve_raters
-from tiap.agreement.stats import collapse_codes, counts_matrix
-from tiap.agreement.table import LabelTable
 from tiap.cases.vocab import JUDGE
 from tiap.errors import TiapError
 from tiap.rubric import Rubric

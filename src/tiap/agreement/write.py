@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from tiap.agreement.gate import record_gate
 from tiap.agreement.models import AgreementReport
-from tiap.agreement.render_html import render_html
-from tiap.agreement.render_md import render_markdown
+from tiap.agreement.sections import render_html, render_markdown
 from tiap.errors import TiapError
 
 if TYPE_CHECKING:

@@ -14,11 +14,16 @@ Python API::
 ``await run_audit_async(settings)`` is the same as a coroutine; ``run_audit``
 also works inside a running event loop (a notebook). Steps are
 :class:`StepRecord` objects named by :class:`StepName`, with typed figures
-(:mod:`tiap.audit.figures`); the state file (``OUT/audit_state.json``) is an
+(:mod:`tiap.audit.step_figures`); the state file (``OUT/audit_state.json``) is an
 :class:`AuditState`.
 """
 
-from tiap.audit.figures import (
+from tiap.audit.index_page import write_index
+from tiap.audit.outcome import AuditContext, AuditOutcome, AuditStatus
+from tiap.audit.pipeline import run_audit, run_audit_async
+from tiap.audit.settings import AuditSettings
+from tiap.audit.state import AuditState, read_state
+from tiap.audit.step_figures import (
     AgreementFigures,
     ExtractFigures,
     HumanFigures,
@@ -29,11 +34,6 @@ from tiap.audit.figures import (
     SampleFigures,
     StepFigures,
 )
-from tiap.audit.index import write_index
-from tiap.audit.outcome import AuditContext, AuditOutcome, AuditStatus
-from tiap.audit.pipeline import run_audit, run_audit_async
-from tiap.audit.settings import AuditSettings
-from tiap.audit.state import AuditState, read_state
 from tiap.audit.steps import StepName, StepRecord, StepRun, StepStatus
 
 __all__ = [

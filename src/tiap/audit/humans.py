@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tiap.audit.figures import HumanFigures
+from tiap.audit.step_figures import HumanFigures
 from tiap.rubric import DEFAULT_RUBRIC
 
 if TYPE_CHECKING:
@@ -62,6 +62,33 @@ def progress_text(figures: HumanFigures) -> str:
         others = ", ".join(f"{r} {n}" for r, n in figures.other_version.items())
         text += f"; not counted, made under another version of the rubric: {others}"
     return text
+
+
+def waiting_detail(figures: HumanFigures) -> str:
+    """The step line while the audit waits: each person's progress and what it waits
+    for (``carol 3/115; waiting for one person's label on each of the 115 cases``)."""
+    return (
+        f"{progress_text(figures)}; waiting for one person's label on each of the "
+        f"{figures.cases} cases"
+    )
+
+
+def waiting_message(figures: HumanFigures, overlap: int) -> str:
+    """Why the audit paused for people, what it waits for and how to go on without
+    them, with what that costs the gate."""
+    second = (
+        f"; a second person's labels on the {overlap} overlap cases are optional (they "
+        "measure agreement between people)"
+        if overlap
+        else ""
+    )
+    return (
+        f"the gate waits for one person to label every one of the validation subset's "
+        f"{figures.cases} cases{second}; label them, then run the same audit command "
+        "again. To go on without people, run it with --no-humans: the gate then rests "
+        "on the judges' agreement with each other only (no judge is checked against a "
+        "person), and the recorded gate says so"
+    )
 
 
 def annotate_command(workspace: str, subset: str, rubric: str = DEFAULT_RUBRIC) -> str:

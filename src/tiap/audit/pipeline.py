@@ -39,16 +39,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from tiap.aio import run_sync
-from tiap.audit.figures import (
-    AgreementFigures,
-    ExtractFigures,
-    JudgeFigures,
-    RescoreFigures,
-    SampleFigures,
-    StepFigures,
-)
-from tiap.audit.humans import annotate_command, human_progress, progress_text
-from tiap.audit.index import write_index
+from tiap.audit.humans import annotate_command, human_progress, waiting_detail, waiting_message
+from tiap.audit.index_page import write_index
 from tiap.audit.outcome import AuditContext, AuditOutcome, AuditStatus
 from tiap.audit.qrels_steps import QrelsSteps, final_detail
 from tiap.audit.settings import (
@@ -59,9 +51,18 @@ from tiap.audit.settings import (
     rescore_fingerprint,
 )
 from tiap.audit.state import AuditState, read_state, write_state
+from tiap.audit.step_figures import (
+    AgreementFigures,
+    ExtractFigures,
+    JudgeFigures,
+    RescoreFigures,
+    SampleFigures,
+    StepFigures,
+)
 from tiap.audit.steps import StepName, StepRecord, StepRun, StepStatus, step_title, utc_now
 from tiap.errors import TiapError
 from tiap.io import check_apart
+from tiap.limits import check_share_threshold
 from tiap.text import inert
 
 if TYPE_CHECKING:
@@ -70,7 +71,8 @@ if TYPE_CHECKING:
     from tiap.agreement.models import AgreementReport
     from tiap.cases import Workspace
     from tiap.judge.panel import Panel
-    from tiap.judge.reporting import Reporter
+    from tiap.judge.routes import OnRouteLoad
+    from tiap.progress import Reporter
     from tiap.rubric import Rubric
     from tiap.traces.bundle import Bundle
 
@@ -90,12 +92,18 @@ class _Audit(QrelsSteps):
     """One invocation of the audit: its settings, the state and the step records."""
 
     def __init__(
-        self, settings: AuditSettings, say: Say, state: AuditState, reporter: Reporter | None
+        self,
+        settings: AuditSettings,
+        say: Say,
+        state: AuditState,
+        reporter: Reporter | None,
+        on_route_load: OnRouteLoad | None = None,
     ) -> None:
         self.s = settings
         self.say = say
         self.state = state
         self.reporter = reporter
+        self.on_route_load = on_route_load
         self.reached = 0
 
     # ----------------------------------------------------------------- records
@@ -268,7 +276,7 @@ class _Audit(QrelsSteps):
         subset the plan applies the scale gate (``force`` goes past it, recorded).
         ``step``: the step it is (default: the subset's, or every case's)."""
         from tiap.judge import plan_run
-        from tiap.judge.progress import execute_with_progress
+        from tiap.judge.reporting import execute_with_progress
 
         name = step or (StepName.JUDGE_SUBSET if subset is not None else StepName.JUDGE_ALL)
         plan = plan_run(ws, panel, rubric, subset=subset, force=force)
@@ -281,11 +289,17 @@ class _Audit(QrelsSteps):
             max_cost=self.s.max_cost,
             progress=self.s.progress,
             reporter=self.reporter if self.s.progress else None,
+            on_route_load=self.on_route_load,
         )
         invalid = sum(summary.invalid.values())
+        shared = (
+            f" ({summary.deduplicated} judgments shared an identical request, sent once)"
+            if summary.deduplicated
+            else ""
+        )
         detail = (
-            f"{summary.cases} cases x {len(summary.judges)} judges: {summary.calls} calls, "
-            f"{summary.cache_hits} cached, {summary.valid} valid, {invalid} invalid"
+            f"{summary.cases} cases x {len(summary.judges)} judges: {summary.calls} calls"
+            f"{shared}, {summary.cache_hits} cached, {summary.valid} valid, {invalid} invalid"
         )
         status: StepStatus = "done"
         if summary.errors:
@@ -302,9 +316,10 @@ class _Audit(QrelsSteps):
             raise TiapError("judges stopped: " + "; ".join(summary.errors))
         return not summary.stopped_by_budget
 
-    def humans(self, ws: Workspace, rubric: Rubric) -> str | None:
-        """None when the audit may go on to the gate; else the command to run. Human
-        labels count when made under the rubric's version (the judges')."""
+    def humans(self, ws: Workspace, rubric: Rubric) -> tuple[str, str] | None:
+        """None when the audit may go on to the gate; else the command to run and why
+        it waits. Human labels count when made under the rubric's version (the
+        judges')."""
         s = self.s
         if s.humans == "skip":
             figures = human_progress(ws, s.subset, required=False)
@@ -321,8 +336,11 @@ class _Audit(QrelsSteps):
                 detail += f"; not counted, made under another version of the rubric: {others}"
             self.checked(StepName.HUMANS, "done", detail, figures)
             return None
-        self.checked(StepName.HUMANS, "waiting", progress_text(figures), figures)
-        return annotate_command(str(s.workspace), s.subset, s.rubric_name)
+        self.checked(StepName.HUMANS, "waiting", waiting_detail(figures), figures)
+        overlap = len(ws.overlap_ids(s.subset))
+        return annotate_command(str(s.workspace), s.subset, s.rubric_name), waiting_message(
+            figures, overlap
+        )
 
     def agreement(
         self,
@@ -354,6 +372,7 @@ class _Audit(QrelsSteps):
             min_judge_kappa=self.s.min_judge_kappa,
             min_cases=self.s.min_cases,
             min_valid=self.s.min_valid,
+            gate_on=self.s.gate_on,
             min_confirmed=self.s.min_confirmed,
             max_missed=self.s.max_missed,
             min_decided=self.s.min_decided,
@@ -368,12 +387,18 @@ class _Audit(QrelsSteps):
 
 
 async def run_audit_async(
-    settings: AuditSettings, say: Say | None = None, *, reporter: Reporter | None = None
+    settings: AuditSettings,
+    say: Say | None = None,
+    *,
+    reporter: Reporter | None = None,
+    on_route_load: OnRouteLoad | None = None,
 ) -> AuditOutcome:
     """Run (or continue) an audit; see the module doc for the steps. ``say``
     receives one line per step and warnings (default: :func:`say_inert`);
-    ``reporter``, if given, the judging steps' progress instead of the progress bars."""
-    from tiap.agreement.qrels import check_share_threshold
+    ``reporter`` (:class:`tiap.progress.Reporter`) the judging steps' progress (none
+    without one); ``on_route_load`` is called with a route's name before a judging
+    step loads the library that route needs (``litellm``: seconds, before the first
+    judgment)."""
     from tiap.cases import Workspace
 
     say = say or say_inert
@@ -398,6 +423,7 @@ async def run_audit_async(
     started = utc_now()
     # every input is read and checked before anything is created (--out, the workspace)
     panel = load_panel(s.panel)
+    panel.require_extras()
     rubric = load_rubric(s.rubric_name)
     rubric.require_case_kind(s.mode)
     judges = [j.name for j in panel.judges]
@@ -409,7 +435,7 @@ async def run_audit_async(
         dataset = bundle.config.dataset
         if not s.workspace.exists():  # a new workspace only for cases to judge
             _require_contested(bundle, s)
-    audit = _Audit(s, say, AuditState(), reporter)
+    audit = _Audit(s, say, AuditState(), reporter, on_route_load)
     drawn = audit.draw(source) if s.mode == "qrels" else None
     try:
         s.out.mkdir(parents=True, exist_ok=True)
@@ -495,14 +521,10 @@ async def _validate_and_scale(
     audit.sample(ws)
     if not await audit.judge(ws, panel, rubric, s.subset, force=False):
         return "budget", budget, None
-    command = audit.humans(ws, rubric)
-    if command is not None:
-        return (
-            "waiting",
-            "human labels are needed on the validation subset before the gate; "
-            "label them, then run the same audit command again",
-            command,
-        )
+    waiting = audit.humans(ws, rubric)
+    if waiting is not None:
+        command, message = waiting
+        return "waiting", message, command
     val = audit.agreement(ws, rubric, judges, s.subset, s.out / VALIDATION_DIR)
     reports["validation"] = val
     gate = val.gate
@@ -529,8 +551,14 @@ async def _validate_and_scale(
 
 
 def run_audit(
-    settings: AuditSettings, say: Say | None = None, *, reporter: Reporter | None = None
+    settings: AuditSettings,
+    say: Say | None = None,
+    *,
+    reporter: Reporter | None = None,
+    on_route_load: OnRouteLoad | None = None,
 ) -> AuditOutcome:
     """:func:`run_audit_async` from synchronous code; inside a running event loop
     (a notebook) it runs on a private loop in a worker thread (see :mod:`tiap.aio`)."""
-    return run_sync(lambda: run_audit_async(settings, say, reporter=reporter))
+    return run_sync(
+        lambda: run_audit_async(settings, say, reporter=reporter, on_route_load=on_route_load)
+    )

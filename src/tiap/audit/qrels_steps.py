@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tiap.audit.figures import QrelsCasesFigures, StepFigures
+from tiap.audit.step_figures import QrelsCasesFigures, StepFigures
 from tiap.audit.steps import StepName, StepStatus
 from tiap.errors import TiapError
 
@@ -79,6 +79,19 @@ class QrelsSteps:
             self.ran(StepName.EXTRACT, "done", detail, QrelsCasesFigures(report=report))
 
 
+def _calibrated_detail(report: AgreementReport) -> str:
+    """``; supports 41.0%, calibrated 38.2% [31.0%, 45.4%]`` (empty without a reference)."""
+    from tiap.report.numbers import pct
+
+    c = report.calibrated
+    if not c.available or c.overall is None or not report.labels:
+        return ""
+    first = report.labels[0]
+    x = c.overall.labels.shares[first]
+    ci = f" [{pct(x.ppi.ci[0])}, {pct(x.ppi.ci[1])}]" if x.ppi.ci else ""
+    return f"; {first} {pct(x.panel.value)}, calibrated {pct(x.ppi.value)}{ci}"
+
+
 def final_detail(report: AgreementReport) -> str:
     """The final step's line: its cases and their bundle version, and each dataset's
     verdict on qrels pairs."""
@@ -87,6 +100,6 @@ def final_detail(report: AgreementReport) -> str:
     version = f"bundle version {short(report.source.bundle_version)}"
     q = report.qrels
     if q is None:
-        return f"{report.n_cases} cases of {version}"
+        return f"{report.n_cases} cases of {version}" + _calibrated_detail(report)
     verdicts = "; ".join(f"{name}: {g.verdict}" for name, g in q.by_dataset.items())
     return f"{report.n_cases} pairs of {version}; {verdicts}"

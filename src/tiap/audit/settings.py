@@ -78,6 +78,8 @@ class AuditSettings(BaseModel):
     min_judge_kappa: float = 0.60
     min_cases: int = 30
     min_valid: float = 0.90
+    #: the gate's thresholds on the point estimates or the intervals' lower bounds
+    gate_on: Literal["point", "lower"] = "point"
     rescore_resamples: int = 3000
     agreement_resamples: int = 1000
     max_cost: float | None = None

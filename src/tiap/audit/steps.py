@@ -16,7 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tiap.audit.figures import StepFigures
+from tiap.audit.step_figures import StepFigures
 
 
 class StepName(StrEnum):

@@ -21,7 +21,7 @@ settings. Gate payloads of an earlier tiap also say nothing of the evidence the
 verdict rested on (the minimum of complete cases and of each judge's valid share,
 the subset's size, each judge's valid labels, the reference's rubric hash); those
 read as ``None`` (unknown), and judging does not take such a pass as one
-(:mod:`tiap.judge.gate`). Nor do they say the bundle version of their cases
+(:mod:`tiap.judge.scale_gate`). Nor do they say the bundle version of their cases
 (``bundle_fingerprint=None``): such a gate holds only while the subset's cases
 are of no recorded version either.
 """
@@ -46,6 +46,11 @@ if TYPE_CHECKING:
 KAPPA_MIN, KAPPA_MAX = -1.0, 1.0
 
 ScaleName = Literal["binary", "labels"]
+#: what the gate compares with its thresholds: the point estimates (the paper's rule) or
+#: the 95% interval lower bounds (:mod:`tiap.agreement.gate_intervals`)
+GateOn = Literal["point", "lower"]
+GATE_ON: tuple[GateOn, ...] = ("point", "lower")
+DEFAULT_GATE_ON: GateOn = "point"
 
 
 class EventKind(StrEnum):
@@ -53,6 +58,10 @@ class EventKind(StrEnum):
 
     GATE = "gate"
     GATE_FORCE = "gate_force"
+    #: probe and drift results (:mod:`tiap.cases.diagnostic_events`)
+    PROBE = "probe"
+    DRIFT_START = "drift_start"
+    DRIFT = "drift"
 
 
 def kappa_threshold_problem(value: object) -> str | None:
@@ -73,6 +82,14 @@ def check_kappa_threshold(name: str, value: float) -> float:
     if problem is not None:
         raise TiapError(f"{name} {problem}")
     return float(value)
+
+
+def check_gate_on(name: str, value: object) -> GateOn:
+    """``point`` or ``lower``; otherwise a one-line :class:`TiapError` naming ``name``."""
+    for rule in GATE_ON:
+        if value == rule:
+            return rule
+    raise TiapError(f"{name} must be one of {', '.join(GATE_ON)} (got {value!r})")
 
 
 def _finite(value: float | None, what: str) -> float | None:
@@ -140,13 +157,27 @@ class GateFigures(_Record):
     judge_n: dict[str, int]
     cases: int | None = Field(default=None, ge=0)
     judge_valid: dict[str, int] | None = None
+    #: the 95% intervals of the figures (``None``: none, or a record of an earlier tiap)
+    fleiss_ci: list[float] | None = Field(default=None, min_length=2, max_length=2)
+    judge_ci: dict[str, list[float] | None] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _finite_figures(self) -> GateFigures:
         _finite(self.fleiss_kappa, "fleiss_kappa")
         for judge, value in self.judge_kappa.items():
             _finite(value, f"judge_kappa of {judge}")
+        for what, ci in [("fleiss_ci", self.fleiss_ci), *self.judge_ci.items()]:
+            if ci is None:
+                continue
+            if len(ci) != 2 or not all(math.isfinite(v) for v in ci) or ci[0] > ci[1]:
+                raise ValueError(f"the interval of {what} must be two finite bounds, low first")
         return self
+
+    def lower_bound(self, judge: str | None = None) -> float | None:
+        """The interval's lower bound of Fleiss' kappa (``judge`` ``None``) or of a judge's
+        kappa; ``None`` without an interval."""
+        ci = self.fleiss_ci if judge is None else self.judge_ci.get(judge)
+        return ci[0] if ci else None
 
 
 class GatedJudge(_Record):
@@ -205,6 +236,16 @@ class GateEvent(WorkspaceEvent):
     #: the bundle version of the subset's cases (``None``: recorded by an earlier
     #: tiap, or cases of no single recorded version)
     bundle_fingerprint: str | None = None
+    #: the anchor set frozen with this gate: on its subset, under its rubric, from the
+    #: labels its judges gave with the settings it saw (``None``: none was, or a
+    #: record of an earlier tiap, which did not say)
+    anchor: str | None = None
+    #: what the thresholds were compared with: point estimates (an earlier tiap's
+    #: records, which did not say, were) or interval lower bounds
+    gate_on: GateOn = DEFAULT_GATE_ON
+    #: every figure's interval wholly on one side of its threshold (``None``: a record
+    #: of an earlier tiap, which did not say)
+    conclusive: StrictBool | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -242,15 +283,19 @@ class GateEvent(WorkspaceEvent):
         f, t = self.figures, self.thresholds
         if not self.judges:
             raise ValueError("passed is true with no judge")
-        if f.fleiss_kappa is None or f.fleiss_kappa < t.min_fleiss:
+        lower = self.gate_on == "lower"
+        fleiss = f.lower_bound() if lower and f.fleiss_kappa is not None else f.fleiss_kappa
+        if fleiss is None or fleiss < t.min_fleiss:
             raise ValueError(
-                f"passed is true but Fleiss' kappa {f.fleiss_kappa} is not at least {t.min_fleiss}"
+                f"passed is true but Fleiss' kappa {fleiss} ({self.gate_on}) is not at least "
+                f"{t.min_fleiss}"
             )
         for judge, value in f.judge_kappa.items():
-            if value is None or value < t.min_judge_kappa:
+            shown = f.lower_bound(judge) if lower and value is not None else value
+            if shown is None or shown < t.min_judge_kappa:
                 raise ValueError(
-                    f"passed is true but judge {judge}'s kappa {value} is not at least "
-                    f"{t.min_judge_kappa}"
+                    f"passed is true but judge {judge}'s kappa {shown} ({self.gate_on}) is not "
+                    f"at least {t.min_judge_kappa}"
                 )
         if t.min_cases is not None:
             self._evidence_supports_a_pass(t.min_cases, t.min_valid or 0.0)

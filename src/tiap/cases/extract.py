@@ -10,9 +10,15 @@ index every measure is computed from:
 - a target *gets credit* when at least one of its members is in the top k
   (``hit@k`` = 1 in ``per_query.csv``);
 - the pair is **contested** under a :class:`ContestedRule` over named
-  targets. The paper's rule (:data:`PAPER_RULE`): no member of target ``raw``
-  within k, at least one of ``source`` and one of ``canonical``; the credited
-  memory is the highest-ranked member of ``canonical``.
+  targets. The paper's rule as its Section 4.4 reads (:data:`PAPER_RULE`,
+  ``--rule both``, the default): no member of target ``raw`` within k, at least
+  one of ``source`` and one of ``canonical``; the credited memory is the
+  highest-ranked member of ``canonical``. As its Section 3.3 reads
+  (:data:`EITHER_RULE`, ``--rule either``): no member of ``raw`` within k, a
+  member of ``source`` or of ``canonical`` within k (a query needs Raw and one of
+  them non-empty); the credited memory is the highest-ranked member of
+  ``canonical`` when one is within k, else of ``source``. So every case of
+  ``both`` is a case of ``either``, with the same credited memory and id.
 
 Pairs that cannot be contested are counted, never silently dropped: a query
 whose target set is empty for a target the rule names (``empty_target``), and
@@ -49,7 +55,7 @@ from tiap.cases.vocab import CONTESTED
 from tiap.cases.workspace import Workspace
 from tiap.errors import TiapError
 from tiap.limits import check_k
-from tiap.rescore.index import RunIndex, TargetIndex
+from tiap.rescore.target_index import RunIndex, TargetIndex
 from tiap.rescore.targets import CANONICAL, RAW, SOURCE
 from tiap.traces.bundle import Bundle
 
@@ -64,14 +70,18 @@ class ContestedRule:
     """When a (run, query) is a contested credit, over named targets.
 
     Contested: no member of any ``missed`` target within k, and at least one
-    member of every ``credited`` target within k. The credited memory is the
-    highest-ranked member of ``credit_from`` (one of ``credited``). A query
-    whose set is empty for any target the rule names cannot be contested.
+    member of every ``credited`` target within k (``credit="all"``) or of any of
+    them (``credit="any"``). The credited memory is the highest-ranked member of
+    ``credit_from`` (one of ``credited``); under ``"any"``, when ``credit_from``
+    has none within k, of the first of ``credited`` that has. A query whose set is
+    empty for a missed target, or (``"all"``) for any credited target, or
+    (``"any"``) for every credited target, cannot be contested.
     """
 
     missed: tuple[str, ...]
     credited: tuple[str, ...]
     credit_from: str
+    credit: str = "all"
 
     def __post_init__(self) -> None:
         if not self.missed or not self.credited:
@@ -84,6 +94,13 @@ class ContestedRule:
         both = sorted(set(self.missed) & set(self.credited))
         if both:
             raise TiapError(f"target '{both[0]}' cannot both miss and credit")
+        if self.credit not in ("all", "any"):
+            raise TiapError(f"credit must be 'all' or 'any' (got {self.credit!r})")
+
+    @property
+    def crediting(self) -> tuple[str, ...]:
+        """The credited targets in the order the credited memory is looked for."""
+        return tuple(dict.fromkeys((self.credit_from, *self.credited)))
 
     @property
     def targets(self) -> tuple[str, ...]:
@@ -91,8 +108,40 @@ class ContestedRule:
         return tuple(dict.fromkeys((*self.missed, self.credit_from, *self.credited)))
 
 
-#: The paper's rule: Raw misses in the top k while Source and Canonical give credit.
+#: The paper's rule (its Section 4.4): Raw misses in the top k while Source and
+#: Canonical both give credit.
 PAPER_RULE = ContestedRule(missed=(RAW,), credited=(SOURCE, CANONICAL), credit_from=CANONICAL)
+#: The paper's Section 3.3 reading: Raw misses in the top k while Source or Canonical
+#: gives credit.
+EITHER_RULE = ContestedRule(
+    missed=(RAW,), credited=(SOURCE, CANONICAL), credit_from=CANONICAL, credit="any"
+)
+#: ``--rule`` name -> rule (the default first)
+RULES: dict[str, ContestedRule] = {"both": PAPER_RULE, "either": EITHER_RULE}
+DEFAULT_RULE = "both"
+#: ``--rule`` name -> what it means, and where in the paper it comes from
+RULE_TEXT: dict[str, str] = {
+    "both": "Raw misses in the top k, Source and Canonical both give credit (the paper's 4.4)",
+    "either": "Raw misses in the top k, Source or Canonical gives credit (the paper's 3.3)",
+}
+#: ``--rule`` name -> when a query cannot be contested (its targets)
+EMPTY_TEXT: dict[str, str] = {
+    "both": "the query's Raw or Canonical target is empty on the run's store",
+    # Raw is part of Source: with Raw non-empty, Source is too
+    "either": "the query's Raw target is empty on the run's store",
+}
+
+
+def rule_named(name: str, option: str = "--rule") -> ContestedRule:
+    """The rule ``name`` stands for; a one-line error for an unknown name."""
+    if name not in RULES:
+        raise TiapError(f"{option} must be one of {', '.join(RULES)} (got {name!r})")
+    return RULES[name]
+
+
+def rule_name(rule: ContestedRule) -> str | None:
+    """The ``--rule`` name of ``rule`` (``None`` for a rule built in Python)."""
+    return next((name for name, r in RULES.items() if r == rule), None)
 
 
 @dataclass(frozen=True)
@@ -109,12 +158,18 @@ class Outcomes:
 def classify(rule: ContestedRule, ranks: RunIndex, k: int) -> Outcomes:
     """Apply ``rule`` at cut-off ``k`` to every query of one run, through its index."""
     empty = np.zeros(len(ranks.query_ids), dtype=bool)
-    for t in rule.targets:
+    for t in rule.missed:
         empty |= ranks.size(t) == 0
+    every = rule.credit == "all"
+    # "all": any empty credited target rules the query out, "any": only all of them empty
+    credited_empty = [ranks.size(t) == 0 for t in rule.credited]
+    join = np.logical_or if every else np.logical_and
+    empty |= join.reduce(credited_empty)
     any_missed_hit = np.logical_or.reduce([ranks.hit(t, k) for t in rule.missed])
-    every_credit_hit = np.logical_and.reduce([ranks.hit(t, k) for t in rule.credited])
+    credits = [ranks.hit(t, k) for t in rule.credited]
+    credit_hit = np.logical_and.reduce(credits) if every else np.logical_or.reduce(credits)
     missed_credited = ~empty & any_missed_hit
-    credit_missed = ~empty & ~missed_credited & ~every_credit_hit
+    credit_missed = ~empty & ~missed_credited & ~credit_hit
     contested = ~empty & ~missed_credited & ~credit_missed
     return Outcomes(empty, missed_credited, credit_missed, contested)
 
@@ -156,6 +211,8 @@ class ExtractReport(BaseModel):
     runs: dict[str, RunCounts]
     buckets: dict[str, int]
     contested: int
+    #: the ``--rule`` the cases were extracted under (``None``: a rule built in Python)
+    rule: str | None = DEFAULT_RULE
     added: int = 0
     already_present: int = 0
     #: the bundle version of the cases (``None``: not stored, :func:`find_contested`)
@@ -215,7 +272,7 @@ def _case(bundle: Bundle, view: _RunView, rule: ContestedRule, query: int, k: in
     run, store = view.ranks.run, view.ranks.sets.store
     dataset = bundle.config.dataset
     q = bundle.queries[query]
-    rank = view.first_ranks[rule.credit_from][query]
+    rank = next(r for t in rule.crediting if 0 < (r := view.first_ranks[t][query]) <= k)
     memory_id = view.ranks.memory_at(query, rank)
     mem = bundle.memories(store)[memory_id]
     metadata: dict[str, Any] = {"retriever": bundle.run_config(run).retriever}
@@ -261,11 +318,15 @@ def _run_counts(ranks: RunIndex, outcomes: Outcomes, cases: Sequence[Case]) -> R
     )
 
 
-def _report(dataset: str, k: int, counts: dict[str, RunCounts], contested: int) -> ExtractReport:
+def _report(
+    dataset: str, k: int, counts: dict[str, RunCounts], contested: int, rule: str | None
+) -> ExtractReport:
     buckets = {b: sum(rc.buckets.get(b, 0) for rc in counts.values()) for b in BUCKET_ORDER}
     if not buckets[OVERFLOW_BUCKET]:
         del buckets[OVERFLOW_BUCKET]
-    return ExtractReport(dataset=dataset, k=k, runs=counts, buckets=buckets, contested=contested)
+    return ExtractReport(
+        dataset=dataset, k=k, runs=counts, buckets=buckets, contested=contested, rule=rule
+    )
 
 
 def find_contested(
@@ -292,20 +353,21 @@ def find_contested(
         found = [_case(bundle, view, rule, q, cut) for q in contested]
         counts[run] = _run_counts(ranks, outcomes, found)
         cases += found
-    return cases, _report(bundle.config.dataset, cut, counts, len(cases))
+    return cases, _report(bundle.config.dataset, cut, counts, len(cases), rule_name(rule))
 
 
 def contested_definition(dataset: str, k: int, rule: ContestedRule) -> dict[str, Any]:
-    """What a contested version's fingerprint hashes besides its cases."""
-    return {
-        "dataset": dataset,
-        "k": k,
-        "rule": {
-            "missed": list(rule.missed),
-            "credited": list(rule.credited),
-            "credit_from": rule.credit_from,
-        },
+    """What a contested version's fingerprint hashes besides its cases (the rule's
+    ``credit`` only when it is not ``all``, so the paper's rule keeps the versions it
+    always had)."""
+    named: dict[str, Any] = {
+        "missed": list(rule.missed),
+        "credited": list(rule.credited),
+        "credit_from": rule.credit_from,
     }
+    if rule.credit != "all":
+        named["credit"] = rule.credit
+    return {"dataset": dataset, "k": k, "rule": named}
 
 
 def bundle_version(
@@ -348,7 +410,7 @@ def extract_cases(
     every, full = find_contested(bundle, k=k, rule=rule)
     counts = {run: full.runs[run] for run in names}
     chosen = [c for c in every if c.run in counts]
-    report = _report(full.dataset, full.k, counts, len(chosen))
+    report = _report(full.dataset, full.k, counts, len(chosen), full.rule)
     version = bundle_version(bundle, every, full.k, rule)
     what = str(bundle.root) if bundle.root is not None else "the bundle"
     with workspace.transaction():

@@ -135,6 +135,21 @@ class LeaseStore(Store):
                 released += int(cur.rowcount)
         return released
 
+    def own_leases(
+        self, owner: str, rater: str, rubric_hash: str, case_ids: Sequence[str]
+    ) -> dict[str, float]:
+        """``case_id -> expires_at`` of ``owner``'s leases of the rater under the
+        rubric on the cases (expired ones too)."""
+        found: dict[str, float] = {}
+        for chunk in chunks(sorted(set(case_ids))):
+            rows = self._all(
+                "SELECT case_id, expires_at FROM judge_leases WHERE owner = ? AND rater = ? "
+                f"AND rubric_hash = ? AND case_id IN ({marks(len(chunk))})",
+                [owner, rater, rubric_hash, *chunk],
+            )
+            found.update((str(r[0]), float(r[1])) for r in rows)
+        return found
+
     def renew_leases(self, owner: str, expires_at: float, now: float) -> int:
         """Extend ``owner``'s unexpired leases (and its ledger row) to ``expires_at``.
         A lease that has run out is lost, not revived: another run may have taken
@@ -168,13 +183,17 @@ class LeaseStore(Store):
         return owners
 
     def reap_owner(self, owner: str, now: float) -> None:
-        """Free what a run that is known to be gone held: its leases, its ledger
-        reservations (its spending stays) and its batch polls."""
+        """Free what a run that is known to be gone held: its leases and its batch
+        polls. Its ledger row is closed; what it still reserved counts as spent: a
+        reservation is a call's worst case, taken before the call was sent, and a
+        run that is gone may have been paid for calls whose results it never
+        stored (they are called again by another run, and paid again)."""
         with self.transaction():
             self._conn.execute("DELETE FROM judge_leases WHERE owner = ?", [owner])
             self._conn.execute(
-                "UPDATE budget_ledger SET reserved_usd = 0, finished_at = ?, "
-                "expires_at = MIN(expires_at, ?) WHERE owner = ? AND finished_at IS NULL",
+                "UPDATE budget_ledger SET spent_usd = spent_usd + reserved_usd, "
+                "reserved_usd = 0, finished_at = ?, expires_at = MIN(expires_at, ?) "
+                "WHERE owner = ? AND finished_at IS NULL",
                 [now_iso(), now, owner],
             )
             if self._has_table("provider_batches"):

@@ -409,3 +409,85 @@ def bundle_versions(conn: sqlite3.Connection) -> None:
             "ALTER TABLE subsets ADD COLUMN stale_since TEXT",
         ),
     )
+
+
+@migration(10, "probe_labels and anchor sets: probe judgments and frozen anchors, apart")
+def probes_and_anchors(conn: sqlite3.Connection) -> None:
+    """Probe judgments (perturbed or repeated re-judgments, a drift run's
+    re-judgments) in a table of their own, which no read of the audit's labels
+    touches; frozen anchor sets, which triggers keep from ever being changed."""
+    frozen = "SELECT RAISE(ABORT, 'an anchor set is frozen: it is never changed')"
+    _run(
+        conn,
+        (
+            """CREATE TABLE probe_labels (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            case_id TEXT NOT NULL REFERENCES cases(case_id),
+            rater TEXT NOT NULL,
+            rater_kind TEXT NOT NULL CHECK (rater_kind = 'judge'),
+            label TEXT,
+            reason TEXT,
+            rationale TEXT,
+            note TEXT,
+            raw TEXT,
+            rubric_id TEXT,
+            rubric_hash TEXT,
+            panel TEXT,
+            model TEXT,
+            request_hash TEXT,
+            settings_hash TEXT,
+            origin TEXT,
+            external_id TEXT,
+            created_at TEXT NOT NULL,
+            cost_usd REAL,
+            input_tokens INTEGER,
+            output_tokens INTEGER,
+            retired_with INTEGER,
+            probe_kind TEXT NOT NULL CHECK (probe_kind IN
+                ('order', 'verbosity', 'repeat', 'injection', 'drift')),
+            probe_variant TEXT NOT NULL,
+            probe_params_json TEXT NOT NULL DEFAULT '{}',
+            drift_run INTEGER
+        )""",
+            "CREATE INDEX probe_labels_case_rater ON probe_labels(case_id, rater, id)",
+            "CREATE INDEX probe_labels_request ON probe_labels(request_hash)",
+            "CREATE INDEX probe_labels_drift ON probe_labels(drift_run)",
+            """CREATE TABLE anchor_sets (
+            name TEXT PRIMARY KEY,
+            subset TEXT NOT NULL,
+            rubric_id TEXT NOT NULL,
+            rubric_hash TEXT NOT NULL,
+            panel TEXT,
+            reference TEXT,
+            cases INTEGER NOT NULL,
+            judges_json TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        )""",
+            """CREATE TABLE anchor_cases (
+            anchor TEXT NOT NULL REFERENCES anchor_sets(name),
+            case_id TEXT NOT NULL,
+            position INTEGER NOT NULL,
+            text_hash TEXT NOT NULL,
+            reference TEXT,
+            PRIMARY KEY (anchor, case_id)
+        )""",
+            """CREATE TABLE anchor_labels (
+            anchor TEXT NOT NULL REFERENCES anchor_sets(name),
+            case_id TEXT NOT NULL,
+            rater TEXT NOT NULL,
+            label TEXT,
+            reason TEXT,
+            model TEXT,
+            settings_hash TEXT,
+            request_hash TEXT,
+            label_id INTEGER NOT NULL,
+            PRIMARY KEY (anchor, case_id, rater)
+        )""",
+            *(
+                f"CREATE TRIGGER {table}_frozen_{verb.lower()} BEFORE {verb} ON {table} "
+                f"BEGIN {frozen}; END"
+                for table in ("anchor_sets", "anchor_cases", "anchor_labels")
+                for verb in ("UPDATE", "DELETE")
+            ),
+        ),
+    )

@@ -27,6 +27,7 @@ from tiap.cases.models import (
     SubsetMember,
     SubsetRecord,
 )
+from tiap.cases.probe_models import AnchorCase, AnchorLabel, AnchorSet, ProbeLabelRecord
 from tiap.cases.run_models import BatchPair, BatchRequest, LedgerEntry, PairLease, ProviderBatch
 
 M = TypeVar("M", bound=BaseModel)
@@ -37,15 +38,38 @@ def dumps(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, ensure_ascii=False)
 
 
-def _jsonable(value: Any) -> Any:
-    """Plain JSON data; nested models without their unset optional (None) fields."""
+def _model_json(value: Any) -> Any:
+    """Nested models, for :func:`json.dumps`: plain data without their unset optional
+    (None) fields."""
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json", exclude_none=True)
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _jsonable(v) for k, v in value.items()}
-    return value
+    raise TypeError(f"{type(value).__name__} is not JSON data")
+
+
+def dumps_field(value: Any) -> str:
+    """A JSON field as the workspace stores it (:func:`dumps`, nested models as
+    their data)."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=_model_json)
+
+
+class JsonTemplate:
+    """The JSON text (:func:`dumps_field`) of ``{**fixed, key: value}`` for any
+    ``value``: the text around the value serialised once, the value's put in
+    (the same text as serialising the whole)."""
+
+    _MARK = "\x00tiap-json-value\x00"
+
+    def __init__(self, fixed: Mapping[str, Any], key: str) -> None:
+        self.fixed = {k: v for k, v in fixed.items() if k != key}
+        self.key = key
+        whole = dumps_field({**self.fixed, key: self._MARK})
+        parts = whole.split(dumps_field(self._MARK))
+        self.parts = (parts[0], parts[1]) if len(parts) == 2 else None
+
+    def text(self, value: Any) -> str:
+        if self.parts is None:  # the marker in the fixed part: serialised whole
+            return dumps_field({**self.fixed, self.key: value})
+        return self.parts[0] + dumps_field(value) + self.parts[1]
 
 
 class Columns(Generic[M]):
@@ -76,6 +100,7 @@ class Columns(Generic[M]):
         self.column = {f: f"{f}_json" if f in self.json_fields else f for f in fields}
         self.insert_fields = [f for f in fields if f not in set(generated)]
         self.extra = extra
+        self._sql: dict[tuple[str, int], str] = {}
 
     @property
     def names(self) -> list[str]:
@@ -95,19 +120,28 @@ class Columns(Generic[M]):
             names = [n for n in names if n in present]
         return ", ".join(prefix + n for n in names)
 
-    def insert_sql(self, verb: str = "INSERT") -> str:
-        names = self.insert_names
-        return (
-            f"{verb} INTO {self.table} ({', '.join(names)}) "
-            f"VALUES ({', '.join('?' for _ in names)})"
-        )
+    def insert_sql(self, verb: str = "INSERT", rows: int = 1) -> str:
+        """The insert statement of ``rows`` rows (one ``VALUES`` tuple each)."""
+        key = (verb, rows)
+        sql = self._sql.get(key)
+        if sql is None:
+            names = self.insert_names
+            one = f"({', '.join('?' for _ in names)})"
+            sql = f"{verb} INTO {self.table} ({', '.join(names)}) VALUES {', '.join([one] * rows)}"
+            self._sql[key] = sql
+        return sql
 
-    def values(self, obj: M, **extra: Any) -> list[Any]:
-        """Parameters for :meth:`insert_sql` (extra columns by keyword)."""
-        out = []
-        for f in self.insert_fields:
-            value = getattr(obj, f)
-            out.append(dumps(_jsonable(value)) if f in self.json_fields else value)
+    def values(
+        self, obj: M, *, json_text: Mapping[str, str] | None = None, **extra: Any
+    ) -> list[Any]:
+        """Parameters for :meth:`insert_sql` (extra columns by keyword); ``json_text``:
+        JSON fields whose text is known (as :func:`dumps_field` writes their value)."""
+        data = vars(obj)
+        known = json_text or {}
+        out = [
+            (known.get(f) or dumps_field(data[f])) if f in self.json_fields else data[f]
+            for f in self.insert_fields
+        ]
         return out + [extra[name] for name in self.extra]
 
     def load(self, row: sqlite3.Row | Mapping[str, Any]) -> M:
@@ -139,6 +173,12 @@ SUBSET_CASES = Columns(SubsetMember, "subset_cases")
 EVENTS = Columns(EventRecord, "events", json_fields=("payload",), generated=("id",))
 BUNDLE_VERSIONS = Columns(BundleVersion, "bundle_versions", json_fields=("definition",))
 CASE_VERSIONS = Columns(CaseVersion, "case_versions", json_fields=("case",), generated=("id",))
+PROBE_LABELS = Columns(
+    ProbeLabelRecord, "probe_labels", json_fields=("probe_params",), generated=("id",)
+)
+ANCHOR_SETS = Columns(AnchorSet, "anchor_sets", json_fields=("judges",))
+ANCHOR_CASES = Columns(AnchorCase, "anchor_cases")
+ANCHOR_LABELS = Columns(AnchorLabel, "anchor_labels")
 
 LEASES = Columns(PairLease, "judge_leases")
 LEDGER = Columns(LedgerEntry, "budget_ledger")
@@ -155,6 +195,10 @@ TABLES: tuple[Columns[Any], ...] = (
     EVENTS,
     BUNDLE_VERSIONS,
     CASE_VERSIONS,
+    PROBE_LABELS,
+    ANCHOR_SETS,
+    ANCHOR_CASES,
+    ANCHOR_LABELS,
     LEASES,
     LEDGER,
     BATCHES,

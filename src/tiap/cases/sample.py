@@ -95,6 +95,18 @@ def stratum(case: Case) -> str:
     return case.rank_bucket
 
 
+def stratum_order(name: str) -> tuple[object, ...]:
+    """The design order of a stratum named as :func:`stratum` names it: rank buckets
+    in bucket order, then qrels strata by dataset and grade (highest first), then any
+    other name."""
+    if name in BUCKET_ORDER:
+        return (0, BUCKET_ORDER.index(name))
+    dataset, sep, bucket = name.partition(STRATUM_SEPARATOR)
+    if sep:
+        return (1, dataset, *_grade_key(bucket), bucket)
+    return (2, name)
+
+
 def _grade_key(bucket: str) -> tuple[int, int]:
     """``grade 2`` before ``grade 1`` before ``grade 0``, then anything else."""
     head, _, number = bucket.partition(" ")

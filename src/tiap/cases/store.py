@@ -5,7 +5,7 @@ issues SQL; the connection never leaves this package."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,6 +32,22 @@ def chunks(items: Sequence[T], size: int = CHUNK) -> Iterator[Sequence[T]]:
         yield items[i : i + size]
 
 
+#: rows per multi-row ``INSERT``, at most: statements of 64, 32, ... 1 rows, so a
+#: batch takes a few statements (one step each) of a few prepared shapes.
+ROWS_PER_INSERT = 64
+
+
+def row_runs(n: int) -> Iterator[tuple[int, int]]:
+    """``(start, size)`` runs covering ``n`` rows, each a power of two at most
+    :data:`ROWS_PER_INSERT`, largest first."""
+    start, size = 0, ROWS_PER_INSERT
+    while start < n:
+        while size > n - start:
+            size //= 2
+        yield start, size
+        start += size
+
+
 def marks(n: int) -> str:
     """``?,?,?`` for ``n`` parameters."""
     return ",".join("?" for _ in range(n))
@@ -51,6 +67,8 @@ class Store:
         self.path = Path(path)
         self.readonly = readonly
         self._depth = 0
+        #: bumped at each outermost transaction: what is known inside one
+        self.serial = 0
         self._held: tuple[int, int] | None = None
         exists = opening.locate(self.path)
         if exists:
@@ -98,6 +116,7 @@ class Store:
             raise TiapError(f"{self.path}: the workspace is open read-only")
         if self._depth == 0:
             self._conn.execute("BEGIN IMMEDIATE")
+            self.serial += 1
         self._depth += 1
         try:
             yield
@@ -108,7 +127,12 @@ class Store:
             raise
         self._depth -= 1
         if self._depth == 0:
-            self._conn.execute("COMMIT")
+            try:
+                self._conn.execute("COMMIT")
+            except BaseException:  # (a lock not had in time): nothing of it is kept
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+                raise
 
     @property
     def in_transaction(self) -> bool:
@@ -217,6 +241,16 @@ class Store:
         """Whether the schema has a table (a read-only workspace may be unmigrated)."""
         row = self._one("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [name])
         return row is not None
+
+    def _insert_rows(self, sql: Callable[[int], str], rows: Sequence[Sequence[Any]]) -> int:
+        """Insert ``rows`` with multi-row statements (``sql(n)``: the statement of
+        ``n`` rows), in one transaction; the rows changed."""
+        changed = 0
+        with self.transaction():
+            for start, size in row_runs(len(rows)):
+                args = [v for row in rows[start : start + size] for v in row]
+                changed += int(self._conn.execute(sql(size), args).rowcount)
+        return changed
 
     def _write(self, sql: str, args: Sequence[Any] = ()) -> sqlite3.Cursor:
         with self.transaction():

@@ -10,7 +10,7 @@ model call (DESIGN.md, "Case store").
   (:mod:`tiap.cases.migrations`). A workspace from a newer tiap is refused.
 - A label is never overwritten: a changed label is a new row and the latest
   row per (case, rater) wins; a human label is withdrawn by a ``retracted`` row.
-  Rater names are one namespace (:mod:`tiap.cases.labels`).
+  Rater names are one namespace (:mod:`tiap.cases.label_rows`).
 - Every write commits before the call returns, unless it runs inside
   :meth:`Workspace.transaction`, which commits once at the end.
 - Cases record the bundle version they are of; a case or label of a retired
@@ -19,6 +19,8 @@ model call (DESIGN.md, "Case store").
 - Concurrent runs coordinate through it: judge pairs are leased before they
   are called, spending is one ledger (:mod:`tiap.cases.leases`), and provider
   batches are recorded before they are sent (:mod:`tiap.cases.batches`).
+- Probe judgments and frozen anchor sets are kept apart from the labels, and
+  never enter their reads (:mod:`tiap.cases.probe_store`).
 - Only this package issues SQL: every query is a method here, and rows map to
   the pydantic models of :mod:`tiap.cases.models` (:mod:`tiap.cases.rows`).
 """
@@ -26,15 +28,16 @@ model call (DESIGN.md, "Case store").
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
 from tiap.cases import opening
 from tiap.cases.batches import BatchStore
-from tiap.cases.labels import LabelStore
+from tiap.cases.label_rows import LabelStore
 from tiap.cases.leases import LeaseStore
 from tiap.cases.models import Case, ModelCall, SubsetMember, SubsetRecord
+from tiap.cases.probe_store import ProbeStore
 from tiap.cases.rows import CASES, MODEL_CALLS, SUBSET_CASES, SUBSETS
 from tiap.cases.store import chunks, marks, now_iso
 from tiap.cases.vocab import CONTESTED, CaseKind
@@ -46,7 +49,18 @@ _CASE_ORDER = " ORDER BY run, query_index, case_id"
 _KIND_ORDER = " ORDER BY kind, run, query_index, case_id"
 
 
-class Workspace(BatchStore, LeaseStore, LabelStore):
+@lru_cache(maxsize=16)
+def _upsert_calls(rows: int) -> str:
+    """The ``model_calls`` insert of ``rows`` rows: a success stored is kept."""
+    kept = ("request_hash", "model", "api_base", "request_json")
+    updates = ", ".join(f"{c}=excluded.{c}" for c in MODEL_CALLS.names if c not in kept)
+    return (
+        MODEL_CALLS.insert_sql(rows=rows)
+        + f" ON CONFLICT(request_hash) DO UPDATE SET {updates} WHERE model_calls.status != 'ok'"
+    )
+
+
+class Workspace(BatchStore, LeaseStore, ProbeStore, LabelStore):
     """A handle on a workspace file. Use as a context manager, or call :meth:`close`.
 
     ``Workspace(path)`` opens for writing and creates the file when it does not
@@ -355,9 +369,19 @@ class Workspace(BatchStore, LeaseStore, LabelStore):
             input_tokens=input_tokens,
             output_tokens=output_tokens,
         )
-        kept = ("request_hash", "model", "api_base", "request_json")
-        updates = ", ".join(f"{c}=excluded.{c}" for c in MODEL_CALLS.names if c not in kept)
-        upsert = (
-            f" ON CONFLICT(request_hash) DO UPDATE SET {updates} WHERE model_calls.status != 'ok'"
-        )
-        self._write(MODEL_CALLS.insert_sql() + upsert, MODEL_CALLS.values(call))
+        self.store_calls([call])
+
+    def store_calls(
+        self, calls: Sequence[ModelCall], request_json: Sequence[str | None] = ()
+    ) -> None:
+        """Record model calls, in order, in one transaction (multi-row statements): a
+        call replaces a stored *failed* one with its hash (an earlier one of the
+        same list too); a stored success is kept. ``request_json``: the calls'
+        requests as stored (:class:`~tiap.cases.rows.JsonTemplate`), where known."""
+        texts = list(request_json)[: len(calls)]
+        texts += [None] * (len(calls) - len(texts))
+        rows = [
+            MODEL_CALLS.values(c, json_text=None if t is None else {"request": t})
+            for c, t in zip(calls, texts, strict=True)
+        ]
+        self._insert_rows(_upsert_calls, rows)

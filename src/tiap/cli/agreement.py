@@ -28,6 +28,45 @@ def _names(text: str | None) -> list[str] | None:
     return names
 
 
+@app.command("plan")
+def plan(
+    kappa: float = typer.Option(..., "--kappa", help="The kappa to plan for (-1 to 1)."),
+    prevalence: float = typer.Option(
+        ..., "--prevalence", help="The positive label's share, strictly between 0 and 1."
+    ),
+    raters: int = typer.Option(
+        2,
+        "--raters",
+        help="Raters: 2 plans Cohen's kappa (analytic variance), more Fleiss' kappa "
+        "(seeded simulation); 2 to 1,000.",
+    ),
+    width: float = typer.Option(
+        0.2, "--width", help="The full width of the 95% interval to plan for (0 to 2)."
+    ),
+    threshold: float | None = typer.Option(
+        None,
+        "--threshold",
+        help="The threshold the lower bound must clear (-1 to 1; default: --min-judge-kappa's "
+        "0.60 for 2 raters, --min-fleiss's 0.80 for more).",
+    ),
+) -> None:
+    """How many cases a kappa needs: for its 95% interval to be --width wide, and for
+    its lower bound to clear --threshold (a normal approximation; see docs)."""
+    from tiap.agreement.case_plan import hand_plan
+    from tiap.agreement.compute import DEFAULT_MIN_FLEISS, DEFAULT_MIN_JUDGE_KAPPA
+    from tiap.agreement.plan_tables import lines
+    from tiap.limits import check_interval_width, check_kappa, check_prevalence, check_raters
+
+    k = check_kappa("--kappa", kappa)
+    p = check_prevalence("--prevalence", prevalence)
+    m = check_raters("--raters", raters)
+    w = check_interval_width("--width", width)
+    default = DEFAULT_MIN_JUDGE_KAPPA if m == 2 else DEFAULT_MIN_FLEISS
+    t = check_kappa("--threshold", default if threshold is None else threshold)
+    for line in lines(hand_plan(k, p, m, width=w, threshold=t)):
+        echo(line)
+
+
 @app.command("report")
 def report(
     out: Path = typer.Option(
@@ -97,6 +136,12 @@ def report(
         "--no-humans",
         help="Leave every human label out: the gate is on the judges alone (recorded).",
     ),
+    gate_on: str = typer.Option(
+        "point",
+        "--gate-on",
+        help="Gate: compare the thresholds with the point estimates ('point', the paper's "
+        "rule) or with the 95% interval lower bounds ('lower'; recorded).",
+    ),
     min_confirmed: float = typer.Option(
         0.90,
         "--min-confirmed",
@@ -121,20 +166,20 @@ def report(
     the gate applies (a validation subset) and failed; the report is written."""
     from tiap.agreement import compute_report, labels_from_file, write_report_and_record_gate
     from tiap.agreement.compute import NO_HUMANS_AND_REFERENCE
-    from tiap.agreement.fmt import summary_lines
     from tiap.agreement.gate import record_gate
-    from tiap.agreement.limits import (
+    from tiap.agreement.qrels_tables import lines as qrels_lines
+    from tiap.agreement.report_text import summary_lines
+    from tiap.agreement.rubrics import rubric_for_table
+    from tiap.cases.events import check_gate_on, check_kappa_threshold
+    from tiap.cases.workspace import Workspace
+    from tiap.io import check_apart
+    from tiap.limits import (
         check_cases,
-        check_kappa_threshold,
         check_quorum,
         check_resamples,
         check_seed,
         check_share_threshold,
     )
-    from tiap.agreement.qrels_tables import lines as qrels_lines
-    from tiap.agreement.rubrics import rubric_for_table
-    from tiap.cases.workspace import Workspace
-    from tiap.io import check_apart
     from tiap.rubric import load_rubric
 
     if (db is None) == (labels is None):
@@ -160,6 +205,7 @@ def report(
         "max_missed": check_share_threshold("--max-missed", max_missed),
         "min_decided": check_share_threshold("--min-decided", min_decided),
         "no_humans": no_humans,
+        "gate_on": check_gate_on("--gate-on", gate_on),
     }
     gate_event: int | None = None
     if labels is not None:

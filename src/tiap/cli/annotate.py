@@ -122,7 +122,7 @@ def labelstudio_push(
     from tiap.rubric import load_rubric
 
     rub = load_rubric(rubric)
-    with Workspace(db, create=False) as ws:
+    with Workspace.open_readonly(db) as ws:  # pushing only reads the workspace
         client = connect(url)
         result = push(
             ws,

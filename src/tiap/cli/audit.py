@@ -28,11 +28,14 @@ def _run(settings: AuditSettings) -> AuditOutcome:
     """Run the audit; Ctrl-C keeps every finished step and answered call. Outside a
     terminal, the judging steps print a plain progress line every few seconds."""
     import tiap.audit
-    from tiap.cli.progress import PlainProgress, wanted
+    from tiap.cli.progress_display import progress_reporter, route_announcer
 
-    lines = PlainProgress() if wanted(not settings.progress) else None
+    quiet = not settings.progress
     try:
-        return tiap.audit.run_audit(settings, say=echo, reporter=lines)
+        with progress_reporter(quiet) as reporter:
+            return tiap.audit.run_audit(
+                settings, say=echo, reporter=reporter, on_route_load=route_announcer(quiet)
+            )
     except KeyboardInterrupt:
         raise Interrupted(
             "finished steps, answered calls and stored labels are kept; run the same "
@@ -113,6 +116,12 @@ def register(app: typer.Typer) -> None:
         min_valid: float = typer.Option(
             0.90, "--min-valid", help="Gate: minimum share of cases each judge labelled validly."
         ),
+        gate_on: str = typer.Option(
+            "point",
+            "--gate-on",
+            help="Gate: thresholds on the point estimates ('point', the paper's rule) or on "
+            "the 95% interval lower bounds ('lower'; recorded).",
+        ),
         max_cost: float | None = typer.Option(
             None, "--max-cost", help="Budget in US dollars for each judging step."
         ),
@@ -165,6 +174,7 @@ def register(app: typer.Typer) -> None:
         from pydantic import ValidationError
 
         from tiap.audit import AuditSettings
+        from tiap.cases.events import check_gate_on
         from tiap.cli.options import settings_problem
         from tiap.errors import TiapError
 
@@ -192,6 +202,7 @@ def register(app: typer.Typer) -> None:
                 min_judge_kappa=min_judge_kappa,
                 min_cases=min_cases,
                 min_valid=min_valid,
+                gate_on=check_gate_on("--gate-on", gate_on),
                 max_cost=max_cost,
                 force=force,
                 replace_stale=replace_stale,

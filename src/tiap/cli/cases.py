@@ -97,15 +97,17 @@ def _print_extract_report(report: ExtractReport, db: Path) -> None:
     rows.append(
         ["all", "", "", "", "", str(report.contested), *(str(report.buckets[b]) for b in buckets)]
     )
+    from tiap.cases.extract import EMPTY_TEXT, RULE_TEXT
+
     echo(f"contested credits at k={report.k} in {report.dataset}")
+    if report.rule is not None:
+        echo(f"rule {report.rule}: {RULE_TEXT[report.rule]}")
     echo(_table(header, rows, right=set(range(2, len(header)))))
     missing = sum(rc.no_ranking for rc in report.runs.values())
     if missing:
         echo(f"{missing} (run, query) pairs had no ranking (counted as empty rankings)")
-    echo(
-        "empty target: the query's Raw or Canonical target is empty on the run's store, "
-        "so it cannot be contested"
-    )
+    if report.rule is not None:
+        echo(f"empty target: {EMPTY_TEXT[report.rule]}, so it cannot be contested")
     echo(f"{report.added} new cases in {db} ({report.already_present} already there)")
     if report.version is not None:
         _print_version(report.version)
@@ -278,18 +280,26 @@ def extract(
     runs: list[str] | None = typer.Option(
         None, "--runs", help="Only these runs (repeat or comma-separate)."
     ),
+    rule: str = typer.Option(
+        "both",
+        "--rule",
+        help="both: Source and Canonical both give credit (the paper's Section 4.4); "
+        "either: Source or Canonical does (its Section 3.3). Recorded with the cases' "
+        "version.",
+    ),
     replace_stale: bool = typer.Option(False, "--replace-stale", help=REPLACE_STALE_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the counts as JSON."),
 ) -> None:
-    """Find contested credits (Raw misses in the top k, Source and Canonical credited).
-    The cases record the bundle version they are of (a fingerprint of what defines
-    them); a bundle that gives another version than the workspace holds is an error
-    unless --replace-stale."""
-    from tiap.cases.extract import check_extract, extract_cases
+    """Find contested credits (Raw misses in the top k, Source and Canonical credited;
+    --rule either: Source or Canonical). The cases record the bundle version they are
+    of (a fingerprint of what defines them, the rule included); a bundle that gives
+    another version than the workspace holds is an error unless --replace-stale."""
+    from tiap.cases.extract import check_extract, extract_cases, rule_named
     from tiap.cases.workspace import Workspace
     from tiap.limits import check_k
     from tiap.traces.bundle import read_bundle
 
+    contested_rule = rule_named(rule)
     if k is not None:
         check_k("--k", k)
     b = read_bundle(bundle)
@@ -297,7 +307,9 @@ def extract(
         echo(f"tiap: warning: {warning}", err=True)
     check_extract(b, k=k, runs=_runs(runs))  # before the workspace is opened (or created)
     with Workspace(db) as ws:
-        report = extract_cases(b, ws, k=k, runs=_runs(runs), replace_stale=replace_stale)
+        report = extract_cases(
+            b, ws, k=k, runs=_runs(runs), rule=contested_rule, replace_stale=replace_stale
+        )
     if as_json:
         _echo_json(report.model_dump(mode="json"))
         return

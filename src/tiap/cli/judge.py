@@ -57,7 +57,7 @@ def _print_dry_run(report: Any) -> None:
         "judge",
         "kind",
         "cases",
-        "labelled",
+        "labelled before this run",
         "cache hits",
         "calls",
         "est. cost",
@@ -118,7 +118,7 @@ def _print_summary(summary: Any, come_back: str | None = None) -> None:
     cols = (
         "judge",
         "kind",
-        "labelled",
+        "labelled before this run",
         "cached",
         "calls",
         "retries",
@@ -335,7 +335,7 @@ def run(
     from tiap.judge import load_panel, plan_run
     from tiap.judge.batch_run import BatchOptions
     from tiap.judge.claims import lease_for
-    from tiap.judge.progress import run_with_progress
+    from tiap.judge.reporting import run_with_progress
     from tiap.limits import check_cost, check_float
     from tiap.rubric import load_rubric
 
@@ -354,6 +354,8 @@ def run(
         else None
     )
     the_panel = load_panel(panel)
+    if not dry_run:  # a dry run only prices: it calls no judge
+        the_panel.require_extras()
     lease_s = lease_for(the_panel, lease)  # refused before anything is planned or recorded
     # what collects the run's provider batches: this run again (through --batch)
     come_back = continue_command(
@@ -373,7 +375,8 @@ def run(
         )
     )
     the_rubric = load_rubric(rubric)
-    with Workspace(db, create=False) as ws:
+    # a dry run only reads: the workspace may be read-only
+    with Workspace.open_readonly(db) if dry_run else Workspace(db, create=False) as ws:
         plan = plan_run(
             ws,
             the_panel,
@@ -394,18 +397,18 @@ def run(
             return
         if plan.gate_note:
             echo(f"tiap: warning: {plan.gate_note}", err=True)
-        from tiap.cli.progress import PlainProgress, wanted
+        from tiap.cli.progress_display import progress_reporter, route_announcer
 
         try:
-            with PlainProgress() as lines:
+            with progress_reporter(no_progress) as reporter:
                 summary = run_with_progress(
                     ws,
                     plan,
                     max_cost=max_cost,
-                    progress=not no_progress,
-                    reporter=lines if wanted(no_progress) else None,
+                    reporter=reporter,
                     batch=options,
                     lease_s=lease_s,
+                    on_route_load=route_announcer(no_progress),
                 )
         except KeyboardInterrupt:
             raise Interrupted(RESUME_HINT + (BATCH_HINT if batch else "")) from None

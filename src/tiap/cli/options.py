@@ -47,7 +47,7 @@ def _usage_in_one_line() -> Iterator[None]:
 
 class OneLineUsageGroup(TyperGroup):
     """The ``tiap`` group: a usage error anywhere below it is a :class:`UsageProblem`
-    (printed as one line by :func:`tiap.cli.app.main`) instead of typer's usage box."""
+    (printed as one line by :func:`tiap.cli.root.main`) instead of typer's usage box."""
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         with _usage_in_one_line():

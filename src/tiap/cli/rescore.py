@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from tiap.cli import output
+from tiap.report.numbers import MISSING, bounds, num, signed
 
 if TYPE_CHECKING:
     from tiap.rescore.report_models import RescoreReport
@@ -22,18 +23,10 @@ def _names(value: str | None) -> list[str] | None:
     return [v.strip() for v in value.split(",") if v.strip()]
 
 
-def _fmt(value: float | None) -> str:
-    return "–" if value is None else f"{value:.4f}"
-
-
-def _signed(value: float | None) -> str:
-    return "–" if value is None else f"{value:+.4f}"
-
-
 def _print_summary(report: RescoreReport, paths: dict[str, Path]) -> None:
     from rich.table import Table
 
-    from tiap.rescore.compare import fixed_label
+    from tiap.rescore.compare import fixed_label, telling_apart
     from tiap.text import inert as v
 
     console = output.console()
@@ -47,7 +40,7 @@ def _print_summary(report: RescoreReport, paths: dict[str, Path]) -> None:
     for run, rr in report.runs.items():
         cells = []
         for t in targets:
-            cells += [_fmt(rr.targets[t].means[m]), str(rr.targets[t].n_evaluated)]
+            cells += [num(rr.targets[t].means[m]), str(rr.targets[t].n_evaluated)]
         means.add_row(v(run), *cells)
     console.print(means)
 
@@ -59,8 +52,8 @@ def _print_summary(report: RescoreReport, paths: dict[str, Path]) -> None:
     for run, rr in report.runs.items():
         for name, pair in rr.pairs.items():
             iv = pair.difference[m]
-            ci = "–" if iv.ci_low is None else f"[{iv.ci_low:+.4f}, {iv.ci_high:+.4f}]"
-            diffs.add_row(v(run), name, str(pair.n_shared), _signed(iv.mean), ci)
+            ci = MISSING if iv.ci_low is None else bounds(iv.ci_low, iv.ci_high, sign=True)
+            diffs.add_row(v(run), name, str(pair.n_shared), signed(iv.mean), ci)
     console.print(diffs)
 
     for name, share in report.headline.instability.items():
@@ -70,14 +63,18 @@ def _print_summary(report: RescoreReport, paths: dict[str, Path]) -> None:
                 f"(query, run) pairs (by ≥ {report.parameters.large_change:g}: "
                 f"{share.share_large:.1%})"
             )
+    view = report.parameters.subsets
     console.print(
-        f"winner flips on {m}: {len(report.headline.winner_flips)} of "
+        f"winner flips on {m} ({view} subsets): {len(report.headline.winner_flips)} of "
         f"{len(report.run_pairs)} run pairs "
-        f"({report.headline.n_winner_flips_all_measures} over all measures)"
+        f"({report.headline.n_winner_flips_all_measures} over all measures; design "
+        "winners below on the same subsets)"
     )
-    for family in report.headline.design:
-        winners = ", ".join(f"{t}: {v('/'.join(w)) or '–'}" for t, w in family.winner.items())
-        group = v(fixed_label(family.fixed))
+    design = report.headline.design
+    for family in design:
+        winners = ", ".join(f"{t}: {v('/'.join(w)) or MISSING}" for t, w in family.winner.items())
+        same_key = [f.fixed for f in design if f.key == family.key]
+        group = v(fixed_label(telling_apart(family.fixed, same_key)))
         key = v(family.key)
         console.print(f"best {key} on {m}{f' ({group})' if group else ''}: {winners}")
     excluded = sum(sum(v.values()) for v in report.exclusions.values())
@@ -120,6 +117,26 @@ def register(app: typer.Typer) -> None:
             help="Measure the summary and headline quote (default: nDCG at the bundle's k; "
             "for a suite, ndcg@10).",
         ),
+        subsets: str = typer.Option(
+            "matched",
+            "--subsets",
+            help="Queries that winner flips and design recommendations compare: matched (the "
+            "same queries for every target, every compared target non-empty: the paper's) or "
+            "per-target (each target's own non-empty queries). The report shows the other "
+            "beside it.",
+        ),
+        pool_raw_only: bool = typer.Option(
+            False,
+            "--pool-raw-only",
+            help="Pool runs on raw-only stores (no derived memory) into the pooled figures "
+            "too (default: left out, their count shown).",
+        ),
+        scale: int = typer.Option(
+            1,
+            "--scale",
+            help="For a suite: show scores in suite.md and suite.html on 0-1 (1) or on "
+            "LMEB's 0-100 scale (100); suite.json keeps 0-1.",
+        ),
     ) -> None:
         """Rescore saved rankings under the Raw, Source and Canonical targets.
 
@@ -127,11 +144,13 @@ def register(app: typer.Typer) -> None:
         bundles (or a directory of bundles): each bundle's files in its own subdirectory of
         --out, and suite.json, suite.md and suite.html (Mean(Dataset), Mean(Type)) in --out.
         """
+        from tiap.errors import TiapError
         from tiap.io import check_apart
         from tiap.limits import MAX_RESCORE_RESAMPLES, check_resamples, check_seed
         from tiap.rescore.api import rescore_bundle, write_outputs
         from tiap.rescore.metrics import parse_measure, parse_measures
-        from tiap.rescore.suite import is_suite
+        from tiap.rescore.subsets import check_subsets
+        from tiap.rescore.suite import check_scale, is_suite
         from tiap.traces.bundle import read_bundle
 
         # bad options fail before a large bundle is read
@@ -140,6 +159,8 @@ def register(app: typer.Typer) -> None:
         check_seed("--seed", seed)
         if primary is not None:
             parse_measure(primary)
+        check_subsets(subsets)
+        check_scale(scale)
         check_apart(out, [("bundle", b) for b in bundles])
         options: dict[str, Any] = {
             "ks": k,
@@ -147,10 +168,14 @@ def register(app: typer.Typer) -> None:
             "runs": _names(runs),
             "resamples": resamples,
             "seed": seed,
+            "subsets": subsets,
+            "pool_raw_only": pool_raw_only,
         }
         if is_suite(bundles):
-            _suite(bundles, out, primary, options)
+            _suite(bundles, out, primary, {**options, "scale": scale})
             return
+        if scale != 1:
+            raise TiapError("--scale applies to a suite (several bundles, or a directory of them)")
         loaded = read_bundle(bundles[0])
         result = rescore_bundle(loaded, primary=primary, **options)
         _warn(result.report)
@@ -175,6 +200,7 @@ def _suite(bundles: list[Path], out: Path, primary: str | None, options: dict[st
     from rich.table import Table
 
     from tiap.rescore.suite import rescore_suite
+    from tiap.rescore.suite_render import score
     from tiap.text import inert as v
 
     console = output.console()
@@ -193,11 +219,11 @@ def _suite(bundles: list[Path], out: Path, primary: str | None, options: dict[st
     for run in r.runs:
         cells = []
         for t in r.targets:
-            cells += [_fmt(r.mean_dataset[run][t]), _fmt(r.mean_type[run][t])]
+            cells += [score(r, r.mean_dataset[run][t]), score(r, r.mean_type[run][t])]
         table.add_row(v(run), *cells)
     console.print(table)
     for key, label in (("mean_dataset", "Mean(Dataset)"), ("mean_type", "Mean(Type)")):
-        best = ", ".join(f"{t}: {v('/'.join(w)) or '–'}" for t, w in r.winners[key].items())
+        best = ", ".join(f"{t}: {v('/'.join(w)) or MISSING}" for t, w in r.winners[key].items())
         flip = " (the best run changes with the target)" if r.winner_flip[key] else ""
         console.print(f"best run on {label}: {best}{flip}")
     for key in ("suite_json", "suite_md", "suite_html"):

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from tiap.cli import traces_export, traces_import
+from tiap.cli.progress_display import progress_reporter
 from tiap.cli.traces_common import (
     EVIDENCE,
     FORCE,
@@ -24,15 +25,14 @@ from tiap.cli.traces_common import (
     K,
     check_choices,
     parse_pairs,
-    reporter,
     retrievers,
     store_option,
     write_result,
 )
-from tiap.traces.datasets import DATASETS
+from tiap.traces.dataset_registry import DATASETS
 
 if TYPE_CHECKING:
-    from tiap.traces.dataset import DatasetTraces
+    from tiap.traces.adapter_output import DatasetTraces
 
 app = typer.Typer(
     help="Trace bundles: build them from benchmark files, import a memory system's exports "
@@ -73,11 +73,6 @@ def _build(
     check_apart(out, [("input", what), *((f"run {n}", p) for n, p in pairs.items())])
     if not force:
         prepare_out_dir(out, force=False)  # fail early, before the work
-    rep = reporter(quiet)
-    with rep.step(f"reading {what}", None):
-        ds = read()
-    for line in summary_lines(ds):
-        rep.message(line)
     options = BuildOptions(
         stores=stores or None,
         retrievers=retrievers(retriever),
@@ -85,8 +80,13 @@ def _build(
         scope=scope,  # type: ignore[arg-type]
         runs={n: Path(p) for n, p in pairs.items()},
     )
-    result = build_bundle(ds, options, rep)
-    write_result(result, out, run_format, force, rep)
+    with progress_reporter(quiet) as rep:
+        with rep.step(f"reading {what}", None):
+            ds = read()
+        for line in summary_lines(ds):
+            rep.message(line)
+        result = build_bundle(ds, options, rep)
+        write_result(result, out, run_format, force, rep)
 
 
 @build_app.command("locomo")

@@ -1,22 +1,20 @@
-"""What the `tiap traces` commands share: options, the progress reporter, writing a bundle."""
+"""What the `tiap traces` commands share: options, writing a bundle."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
 
-from tiap.cli.output import console, echo
+from tiap.cli.output import echo
 from tiap.errors import TiapError
 from tiap.limits import check_k
-from tiap.text import inert
-from tiap.traces.datasets import BEAM_MAX_CHARS, DATASETS
+from tiap.traces.dataset_registry import BEAM_MAX_CHARS, DATASETS
 
 if TYPE_CHECKING:
-    from tiap.traces.build import BuildResult, Reporter
+    from tiap.progress import Reporter
+    from tiap.traces.build import BuildResult
 
 OUT = typer.Option(..., "--out", "-o", help="Bundle directory to write.")
 RETRIEVER = typer.Option(
@@ -82,54 +80,10 @@ def store_option(dataset: str) -> Any:
     )
 
 
-def reporter(quiet: bool) -> Reporter:
-    """Progress bars on stderr (plain lines when it is not a terminal) and step lines
-    on stdout (nothing with ``quiet``)."""
-    from tiap.traces.build import Reporter
-
-    if quiet:
-        return Reporter()
-    from tiap.cli.progress import PlainProgress, wanted
-
-    if wanted(quiet):  # not a terminal: plain lines, no bars
-        return PlainProgress()
-
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        SpinnerColumn,
-        TextColumn,
-        TimeElapsedColumn,
-    )
-
-    err = console(stderr=True)
-
-    class RichReporter(Reporter):
-        def message(self, text: str) -> None:
-            echo(text)
-
-        @contextmanager
-        def step(self, description: str, total: int | None) -> Iterator[Callable[[int], None]]:
-            with Progress(
-                SpinnerColumn(),
-                TextColumn("{task.description}", markup=False),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                console=err,
-                transient=True,
-                disable=not err.is_terminal,
-            ) as progress:
-                task = progress.add_task(inert(description), total=total)
-                yield lambda n: progress.advance(task, n)
-
-    return RichReporter()
-
-
 def retrievers(values: list[str] | None) -> list[str]:
-    """The ``-r`` values: default bm25; ``none`` alone means no runs."""
-    from tiap.traces.retrieve import RETRIEVERS
+    """The ``-r`` values: default bm25; ``none`` alone means no runs. A retriever
+    whose optional extra is missing is refused here, before any work."""
+    from tiap.traces.retrieve import RETRIEVERS, require_retrievers
 
     chosen = list(values) if values else ["bm25"]
     if "none" in chosen:
@@ -140,6 +94,7 @@ def retrievers(values: list[str] | None) -> list[str]:
         if name not in RETRIEVERS:
             known = ", ".join((*RETRIEVERS, "none"))
             raise TiapError(f"unknown retriever '{name}' (known: {known})")
+    require_retrievers(chosen)
     return chosen
 
 

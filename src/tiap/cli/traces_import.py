@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from tiap.cli.progress_display import progress_reporter
 from tiap.cli.traces_common import (
     EVIDENCE,
     FORCE,
@@ -20,14 +21,13 @@ from tiap.cli.traces_common import (
     SCALE,
     check_choices,
     parse_pairs,
-    reporter,
     write_result,
 )
 from tiap.errors import TiapError
-from tiap.traces.datasets import DATASETS
+from tiap.traces.dataset_registry import DATASETS
 
 if TYPE_CHECKING:
-    from tiap.traces.dataset import DatasetTraces
+    from tiap.traces.adapter_output import DatasetTraces
     from tiap.traces.imports import SystemExport
 
 app = typer.Typer(
@@ -164,32 +164,13 @@ def _import(
     check_apart(out, _inputs(what, systems))
     if not force:
         prepare_out_dir(out, force=False)
-    rep = reporter(quiet)
-    with rep.step(f"reading {what}", None):
-        ds = read()
-    for line in summary_lines(ds):
-        rep.message(line)
-    with rep.step("reading the exports", None):
-        result = import_bundle(ds, systems, with_raw=with_raw, k=k)
-    counts = result.report.counts
-    for system in systems:
-        n = system.name
-        rep.message(
-            f"store {n}: {counts.get(f'{n}.memories_read', 0):,} memories read, "
-            f"{counts.get(f'{n}.memories_unlinked', 0):,} without lineage, "
-            f"{counts.get(f'{n}.links_unresolved', 0):,} links unresolved"
-            + (
-                f", {counts.get(f'{n}.raw_memories_added', 0):,} raw turns added"
-                if with_raw
-                else ""
-            )
-        )
-        for run in system.searches:
-            rep.message(
-                f"run {run}: {counts.get(f'{run}.queries_ranked', 0):,} queries ranked, "
-                f"{counts.get(f'{run}.ranked_unknown', 0):,} ranked ids not in the store dropped"
-            )
-    write_result(result, out, run_format, force, rep)
+    with progress_reporter(quiet) as rep:
+        with rep.step(f"reading {what}", None):
+            ds = read()
+        for line in summary_lines(ds):
+            rep.message(line)
+        result = import_bundle(ds, systems, with_raw=with_raw, k=k, reporter=rep)
+        write_result(result, out, run_format, force, rep)
 
 
 @app.command("locomo")

@@ -17,13 +17,19 @@ Python API::
 
 Several runs may judge one workspace at once: pairs are claimed (leased) before
 they are called, and again right before each request is sent, and ``max_cost`` is
-one ledger for the runs that overlap (see :mod:`tiap.judge.claims`). litellm is
-imported only when a model is actually called.
+one ledger for the runs that overlap (see :mod:`tiap.judge.claims`). Calls take
+their judge's route, registered by name (:mod:`tiap.judge.routes`); litellm is
+imported only when a judge's route needs it (``run_panel(...,
+on_route_load=...)`` is told first). What a run stores is committed in groups by
+one writer (:mod:`tiap.cases.group_commit`).
 """
 
 from tiap.judge.batch_api import BatchLimits
 from tiap.judge.batch_run import BatchOptions
-from tiap.judge.gate import (
+from tiap.judge.panel import JudgeSpec, Panel, builtin_panels, load_panel, parse_panel
+from tiap.judge.plan import dry_run, plan_run
+from tiap.judge.runner import execute, run_panel
+from tiap.judge.scale_gate import (
     GateCheck,
     GateDecision,
     JudgeIdentity,
@@ -32,9 +38,6 @@ from tiap.judge.gate import (
     panel_identity,
     require_scale_gate,
 )
-from tiap.judge.panel import JudgeSpec, Panel, builtin_panels, load_panel, parse_panel
-from tiap.judge.plan import dry_run, plan_run
-from tiap.judge.runner import execute, run_panel
 from tiap.judge.summary import BatchReport, DryRun, JudgeEstimate, JudgeTally, RunSummary
 
 __all__ = [

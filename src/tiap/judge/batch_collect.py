@@ -8,10 +8,12 @@ hand back what is to be called again (step 3 of :mod:`tiap.judge.batch_run`).
   collected without it, like an expired one. A transient failure (a timeout, a 5xx)
   is only tried again; an authentication failure stops the judge.
 - **Lines** are sorted by :func:`~tiap.judge.batch_results.sort_lines` and stored
-  :data:`STORE_CHUNK` at a time. Each transaction stores its lines, settles their
+  :data:`STORE_CHUNK` at a time through the run's writer
+  (:mod:`tiap.cases.group_commit`), each stored and counted like a direct call's
+  result (:mod:`tiap.judge.work`). Each chunk stores its lines, settles their
   reservations in the batch's ledger row (a cost that is unknown counts at the
-  line's worst case) and adds them to the submission's counts: an ingest that is
-  interrupted and resumed counts every line once.
+  line's worst case) and adds them to the submission's counts, in one transaction:
+  an ingest that is interrupted and resumed counts every line once.
 - **Missing lines** (the provider counted them completed, neither file holds them)
   are called again directly only with ``recall_missing`` (``--recall-missing``):
   else the submission becomes ``missing`` and holds their pairs until a run
@@ -24,21 +26,20 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from tiap.cases import Workspace
 from tiap.cases.run_models import BatchRequest, ProviderBatch, RequestState
 from tiap.cases.store import now_iso
-from tiap.judge.batch_api import BatchClient
 from tiap.judge.batch_results import BatchFiles, LineReader, SortedLines, sort_lines
 from tiap.judge.call import CallOutcome
-from tiap.judge.direct import RunContext
 from tiap.judge.failures import classify
-from tiap.judge.outcomes import Rater, asks_json_only
-from tiap.judge.plan import JudgePlan
+from tiap.judge.outcomes import Rater, Stored, asks_json_only
 from tiap.judge.pricing import Price, table_batch_price, table_price
+from tiap.judge.routes import BatchApi
+from tiap.judge.work import JudgeWork
 from tiap.rubric import Reason
 
 #: batch lines stored per transaction.
@@ -86,20 +87,20 @@ class Collector:
 
     def __init__(
         self,
-        ctx: RunContext,
-        jp: JudgePlan,
-        client: BatchClient,
+        work: JudgeWork,
+        client: BatchApi,
         price: Price | None,
         *,
         recall_missing: bool,
     ) -> None:
-        self.ctx = ctx
-        self.jp = jp
+        self.work = work
+        self.ctx = work.ctx
+        self.jp = work.jp
         self.client = client
         self.price = price
         self.recall_missing = recall_missing
-        self.tally = ctx.tallies[jp.judge.name]
-        self.reader = LineReader(ctx.plan.panel.max_reply_bytes, ctx.secrets)
+        self.tally = work.tally
+        self.reader = LineReader(self.ctx.plan.panel.max_reply_bytes, client, self.ctx.secrets)
 
     # ------------------------------------------------------------------ files
 
@@ -112,7 +113,7 @@ class Collector:
                 blobs.append(None)
                 continue
             try:
-                blobs.append(await self.client.content(str(fid)))
+                blobs.append(await self.client.ingest(str(fid)))
             except Exception as exc:
                 failure = classify(exc, self.ctx.secrets)
                 if failure.retryable or failure.reason is Reason.AUTH_ERROR:
@@ -139,42 +140,55 @@ class Collector:
         for request in requests:
             if request.request_json:
                 return asks_json_only(json.loads(request.request_json))
-        return self.ctx.rater(self.jp).structured
+        return self.work.rater.structured
 
     def _price(self, sub: ProviderBatch) -> Price | None:
         if sub.model != self.jp.judge.model:  # submitted when the judge had another model
             return table_batch_price(sub.model) or table_price(sub.model)
         return self.price
 
-    def ingest(self, sub: ProviderBatch, batch: Any, read: Files) -> Collected:
+    def _rater(self, sub: ProviderBatch, requests: Sequence[BatchRequest]) -> Rater:
+        """Who the submission's labels are by, as it was submitted."""
+        return Rater(
+            sub.rater,
+            sub.model,
+            sub.api_base,
+            sub.panel,
+            sub.settings_hash,
+            structured=self._asks_json_only(requests),
+        )
+
+    async def ingest(self, sub: ProviderBatch, batch: Any, read: Files) -> Collected:
         """Store a finished batch's results (see the module docstring)."""
         ws, sub_id = self.ctx.ws, sub.id or 0
         counts = getattr(batch, "request_counts", None)
+        requests = ws.submission_requests(sub_id)
         lines = sort_lines(
             read.files,
-            ws.submission_requests(sub_id),
+            requests,
             provider_completed=int(getattr(counts, "completed", 0) or 0),
             reader=self.reader,
         )
         cases: dict[str, list[str]] = defaultdict(list)
         for bp in ws.submission_pairs(sub_id):
             cases[bp.request_hash].append(bp.case_id)
-        rater = Rater(
-            sub.rater,
-            sub.model,
-            sub.api_base,
-            sub.panel,
-            sub.settings_hash,
-            structured=self._asks_json_only(ws.submission_requests(sub_id)),
-        )
-        price = self._price(sub)
-        for i in range(0, len(lines.stored), STORE_CHUNK):
-            chunk = lines.stored[i : i + STORE_CHUNK]
-            with ws.transaction():
-                self._store_chunk(sub, rater, price, chunk, cases)
+        rater, price = self._rater(sub, requests), self._price(sub)
+        for i in range(0, len(lines.stored), STORE_CHUNK):  # one after the other: a chunk
+            chunk = lines.stored[i : i + STORE_CHUNK]  # that fails stops the ingest
+            job = self._chunk_job(sub, rater, price, chunk, cases)
+            for outcome, cost, done, pairs in await self.ctx.writer.write(
+                job, calls=0, urgent=True
+            ):
+                self.tally.batch_answered += 1
+                self.work.count_call(outcome, cost, done, pairs)
+        return self._close(sub, batch, lines, read)
+
+    def _close(self, sub: ProviderBatch, batch: Any, lines: SortedLines, read: Files) -> Collected:
+        """Once its lines are stored: what the batch did not answer is to be called
+        again, or held (missing), and the submission is closed or marked so."""
+        ws, sub_id = self.ctx.ws, sub.id or 0
         held = bool(lines.missing) and not self.recall_missing
         again = lines.again + ([] if held else lines.missing)
-        state = "missing" if held else "closed"
         with ws.transaction():
             ws.mark_requests(sub_id, dict.fromkeys((r.custom_id for r in again), "retry"))
             give_back(ws, sub, lines.again, 0)
@@ -183,7 +197,7 @@ class Collector:
             ws.add_to_submission(sub_id, retried=len(again))
             ws.update_submission(
                 sub_id,
-                state=state,
+                state="missing" if held else "closed",
                 closed_at=None if held else now_iso(),
                 provider_status=batch.status,
                 output_file_id=getattr(batch, "output_file_id", None),
@@ -199,65 +213,48 @@ class Collector:
         self.tally.batch_retried += len(again)
         return Collected(again)
 
-    def _store_chunk(
+    def _chunk_job(
         self,
         sub: ProviderBatch,
         rater: Rater,
         price: Price | None,
         chunk: Sequence[tuple[BatchRequest, CallOutcome]],
         cases: dict[str, list[str]],
-    ) -> None:
-        """Store lines, settle their reservations and count them (one transaction)."""
-        states: dict[str, RequestState] = {}
-        reserved = spent = known = 0.0
-        for request, outcome in chunk:
-            cost = _cost(price, outcome)
-            self._store(rater, request, cases[request.request_hash], outcome, cost, sub)
-            reserved += request.reserved_usd
-            spent += request.reserved_usd if cost is None else cost
-            known += cost or 0.0
-            states[request.custom_id] = "answered" if outcome.ok else "failed"
-        ws = self.ctx.ws
-        ws.mark_requests(sub.id or 0, states)
-        ws.settle_batch_ledger(sub, reserved, spent)
-        ws.add_to_submission(sub.id or 0, answered=len(chunk), cost_usd=known)
+    ) -> Callable[[Workspace], list[tuple[CallOutcome, float | None, Stored, int]]]:
+        """The writer's job for a chunk of lines: store them, settle their
+        reservations and count them on the submission (one transaction)."""
+        recorder = self.ctx.recorder
 
-    def _store(
-        self,
-        rater: Rater,
-        request: BatchRequest,
-        case_ids: list[str],
-        outcome: CallOutcome,
-        cost: float | None,
-        sub: ProviderBatch,
-    ) -> None:
-        ctx, tally = self.ctx, self.tally
-        failure = outcome.failure
-        if failure is not None and failure.fatal and tally.error is None:
-            tally.error = f"{failure.reason}: {failure.message}"
-        stored = ctx.recorder.record(
-            rater,
-            request_hash=request.request_hash,
-            request=json.loads(request.request_json or "{}"),
-            case_ids=case_ids,
-            outcome=outcome,
-            cost=cost,
-            epoch=sub.label_epoch,
-            settle=False,  # the batch's ledger row settles it
-            release=False,
-        )
-        tally.calls += 1
-        tally.batch_answered += 1
-        tally.input_tokens += outcome.input_tokens or 0
-        tally.output_tokens += outcome.output_tokens or 0
-        if cost is None:
-            tally.cost_unknown += 1
-        else:
-            tally.cost_usd += cost
-        tally.deduplicated += max(0, len(stored.labels) - 1)
-        tally.done_elsewhere += stored.skipped
-        ctx.count(tally, stored.labels)
-        ctx.reporter.advance(self.jp.judge.name, len(case_ids))
+        def job(ws: Workspace) -> list[tuple[CallOutcome, float | None, Stored, int]]:
+            states: dict[str, RequestState] = {}
+            reserved = spent = known = 0.0
+            out = []
+            for request, outcome in chunk:
+                cost = _cost(price, outcome)
+                case_ids = cases[request.request_hash]
+                stored = recorder.record(
+                    ws,
+                    rater,
+                    request_hash=request.request_hash,
+                    request=json.loads(request.request_json or "{}"),
+                    case_ids=case_ids,
+                    outcome=outcome,
+                    cost=cost,
+                    epoch=sub.label_epoch,
+                    settle=False,  # the batch's ledger row settles it
+                    release=False,
+                )
+                out.append((outcome, cost, stored, len(case_ids)))
+                reserved += request.reserved_usd
+                spent += request.reserved_usd if cost is None else cost
+                known += cost or 0.0
+                states[request.custom_id] = "answered" if outcome.ok else "failed"
+            ws.mark_requests(sub.id or 0, states)
+            ws.settle_batch_ledger(sub, reserved, spent)
+            ws.add_to_submission(sub.id or 0, answered=len(chunk), cost_usd=known)
+            return out
+
+        return job
 
     # ----------------------------------------------------------------- recall
 

@@ -28,9 +28,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from tiap.cases.run_models import BatchRequest
-from tiap.judge.batch_api import LineResult, line_failure, outcome_from_body, read_lines
-from tiap.judge.call import CallOutcome
+from tiap.judge.batch_api import LineResult, line_failure, read_lines
+from tiap.judge.call import CallOutcome, take_record
 from tiap.judge.failures import Failure
+from tiap.judge.routes import BatchApi
 from tiap.rubric import Reason
 
 
@@ -98,14 +99,14 @@ class LineReader:
     """Turns lines into outcomes the way a direct call's reply is read."""
 
     max_reply_bytes: int
+    api: BatchApi
     secrets: tuple[str, ...] = ()
 
     def outcome(self, result: LineResult) -> CallOutcome | None:
         """The outcome a line stands for, or None when it is to be called again."""
         if result.body is not None:
-            return outcome_from_body(
-                result.body, result.custom_id, max_reply_bytes=self.max_reply_bytes
-            )
+            record = self.api.reply(result.body, result.custom_id, self.max_reply_bytes)
+            return None if record is None else take_record(CallOutcome(attempts=1), record)
         if result.status is not None:
             failure = line_failure(result, self.secrets)
             return None if failure.retryable else CallOutcome(failure=failure, attempts=1)

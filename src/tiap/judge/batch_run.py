@@ -40,22 +40,17 @@ from typing import Any
 
 from tiap.cases.run_models import BatchPair, BatchRequest, ProviderBatch
 from tiap.cases.store import now_iso
-from tiap.judge.batch_api import (
-    KEY_FIELD,
-    TERMINAL,
-    BatchClient,
-    BatchLimits,
-    batch_line,
-    limits_for,
-)
+from tiap.judge.batch_api import KEY_FIELD, TERMINAL, BatchLimits
 from tiap.judge.batch_collect import Collector, give_back
-from tiap.judge.direct import DirectJudge, RunContext, pairs_in
+from tiap.judge.claims import Claim
+from tiap.judge.direct import DirectJudge
 from tiap.judge.failures import classify
-from tiap.judge.plan import Group, JudgePlan, Pair
+from tiap.judge.plan import Group, Pair
 from tiap.judge.pricing import Price, batch_price
-from tiap.judge.reporting import report_batch
 from tiap.judge.request import canonical_json, estimate_tokens, full_request
+from tiap.judge.routes import BatchApi
 from tiap.judge.summary import BatchReport
+from tiap.judge.work import JudgeWork, pairs_in
 from tiap.rubric import Reason
 
 #: failures of a batch creation after which the batch may exist all the same.
@@ -103,24 +98,18 @@ def batch_report(sub: ProviderBatch) -> BatchReport:
 class BatchJudge:
     """One judge's requests through its provider's batch API (module docstring)."""
 
-    def __init__(
-        self, ctx: RunContext, jp: JudgePlan, provider: str, options: BatchOptions
-    ) -> None:
-        self.ctx = ctx
-        self.jp = jp
-        self.provider = provider
+    def __init__(self, work: JudgeWork, api: BatchApi, options: BatchOptions) -> None:
+        self.work = work
+        self.ctx = ctx = work.ctx
+        self.jp = jp = work.jp
+        self.provider = api.provider
         self.options = options
-        self.limits = options.limits or limits_for(provider)
-        self.tally = ctx.tallies[jp.judge.name]
-        self.rater = ctx.rater(jp)
-        self.claimer = ctx.claimer(jp)
+        self.limits = options.limits or api.limits
+        self.tally = work.tally
+        self.claimer = work.claimer
         self.price: Price | None = batch_price(jp.judge)
-        self.client = BatchClient(
-            provider, jp.judge.model, jp.judge.api_base, ctx.keys.get(jp.judge.name)
-        )
-        self.collector = Collector(
-            ctx, jp, self.client, self.price, recall_missing=options.recall_missing
-        )
+        self.client = api
+        self.collector = Collector(work, api, self.price, recall_missing=options.recall_missing)
         self.rubric_hash = ctx.plan.rubric.content_hash
         self.leftover: list[Group] = []
         self.touched: set[int] = set()
@@ -129,6 +118,7 @@ class BatchJudge:
     # ----------------------------------------------------------------- submit
 
     def _worst(self, group: Group) -> float:
+        """A line's worst case at the batch price."""
         if self.price is None:
             return 0.0
         return self.price.cost(group.pairs[0].est_input_upper, self.ctx.plan.panel.max_tokens)
@@ -142,7 +132,7 @@ class BatchJudge:
         sizes: dict[str, int] = {}
         total = 0
         while groups and len(chunk) < self.limits.max_requests:
-            line = len(batch_line(groups[0].request_hash, self._request(groups[0])))
+            line = len(self.client.line(groups[0].request_hash, self._request(groups[0])))
             if line > self.limits.max_bytes:  # too large for any batch: called directly
                 self.leftover.append(groups.popleft())
                 continue
@@ -209,47 +199,49 @@ class BatchJudge:
         )
         return sub_id
 
-    def submit(self) -> None:
-        """Claim the judge's pending groups into recorded submissions."""
-        groups = deque(self.jp.groups)
-        ctx, name = self.ctx, self.jp.judge.name
-        while groups:
-            try:
+    def _chunks(self, groups: deque[Group]) -> list[tuple[list[Group], dict[str, int]]]:
+        """The judge's pending groups cut into batches (each with its lines' sizes);
+        when its requests cannot be batch lines, none: they are called directly."""
+        chunks = []
+        try:
+            while groups:
                 chunk, sizes = self._next_chunk(groups)
-            except Exception as exc:  # litellm cannot write the request for this provider
-                failure = classify(exc, ctx.secrets)
-                self.tally.route_note = (
-                    f"its requests cannot be batch lines ({failure.message}): called directly"
-                )
-                self.leftover.extend(groups)
-                return
-            if not chunk:
-                continue
-            with ctx.ws.transaction():
-                claim = self.claimer.claim(chunk, self._worst, lease=False)
-                if claim.claimed:
-                    size = sum(sizes[g.request_hash] for g in claim.claimed)
-                    sub_id = self._record(claim.claimed, claim.reserved, size)
-                    self.touched.add(sub_id)
-            if claim.claimed:
-                self.tally.batches_submitted += 1
-                self.tally.batch_requests += len(claim.claimed)
-            self.tally.done_elsewhere += claim.done
-            self.tally.held_elsewhere += pairs_in(claim.held)
-            if claim.cached:
-                stored = ctx.recorder.record_cached(
-                    self.rater,
-                    [(g.request_hash, g.case_ids, r) for g, r in claim.cached],
-                    ctx.plan.label_epoch,
-                )
-                self.tally.cache_hits += len(stored.labels)
-                ctx.count(self.tally, stored.labels)
-            ctx.reporter.advance(
-                name, claim.done + pairs_in(claim.held) + pairs_in([g for g, _ in claim.cached])
+                if chunk:
+                    chunks.append((chunk, sizes))
+        except Exception as exc:  # litellm cannot write the request for this provider
+            failure = classify(exc, self.ctx.secrets)
+            self.tally.route_note = (
+                f"its requests cannot be batch lines ({failure.message}): called directly"
             )
+            self.leftover.extend(g for chunk, _ in chunks for g in chunk)
+            self.leftover.extend(groups)
+            return []
+        return chunks
+
+    def _claim_into_submission(self, chunk: list[Group], sizes: dict[str, int]) -> Claim:
+        """Claim a batch's groups and record its submission, in one transaction."""
+        with self.ctx.ws.transaction():
+            claim = self.claimer.claim(chunk, self._worst, lease=False)
+            if claim.claimed:
+                size = sum(sizes[g.request_hash] for g in claim.claimed)
+                self.touched.add(self._record(claim.claimed, claim.reserved, size))
+        if claim.claimed:
+            self.tally.batches_submitted += 1
+            self.tally.batch_requests += len(claim.claimed)
+        return claim
+
+    async def submit(self) -> None:
+        """Claim the judge's pending groups into recorded submissions."""
+        chunks = self._chunks(deque(self.jp.groups))
+        for i, (chunk, sizes) in enumerate(chunks):
+            claim = self._claim_into_submission(chunk, sizes)
+            held = await self.work.take(claim)
+            self.tally.held_elsewhere += pairs_in(held)
+            self.ctx.reporter.advance(self.work.name, pairs_in(held))
             if claim.unfunded:
                 self.stopped_by_budget = True
-                self.tally.not_started += pairs_in(claim.unfunded) + pairs_in(groups)
+                later = [g for rest, _ in chunks[i + 1 :] for g in rest]
+                self.tally.not_started += pairs_in(claim.unfunded) + pairs_in(later)
                 break
 
     # ------------------------------------------------------------------- send
@@ -288,7 +280,7 @@ class BatchJudge:
         ws, sub_id = self.ctx.ws, sub.id or 0
         if sub.state == "prepared":
             data = b"".join(
-                batch_line(r.custom_id, json.loads(r.request_json or "{}"))
+                self.client.line(r.custom_id, json.loads(r.request_json or "{}"))
                 for r in ws.submission_requests(sub_id)
             )
             try:
@@ -308,7 +300,7 @@ class BatchJudge:
         ws.update_submission(sub_id, state="creating")
         metadata = {"tiap_submission": str(sub_id), KEY_FIELD: sub.submission_key or ""}
         try:
-            self._submitted(sub_id, await self.client.create(sub.input_file_id or "", metadata))
+            self._submitted(sub_id, await self.client.submit(sub.input_file_id or "", metadata))
             return
         except Exception as exc:
             failure = classify(exc, self.ctx.secrets)
@@ -370,7 +362,7 @@ class BatchJudge:
 
     async def _poll_one(self, sub: ProviderBatch) -> bool:
         """Retrieve a batch, record its status; store it when it is over (True)."""
-        batch = await self.client.retrieve(sub.batch_id or "")
+        batch = await self.client.poll(sub.batch_id or "")
         counts = getattr(batch, "request_counts", None)
         done = int(getattr(counts, "completed", 0) or 0)
         failed = int(getattr(counts, "failed", 0) or 0)
@@ -378,7 +370,7 @@ class BatchJudge:
             sub.id or 0, provider_status=batch.status, completed=done, failed=failed
         )
         text = f"{self.jp.judge.name} {sub.batch_id} {batch.status}"
-        report_batch(self.ctx.reporter, f"batch-{sub.id}", text, done + failed, sub.requests)
+        self.ctx.reporter.batch(f"batch-{sub.id}", text, done + failed, sub.requests)
         if batch.status not in TERMINAL:
             return False
         return await self.ingest(self.ctx.ws.submission(sub.id or 0), batch)
@@ -412,7 +404,7 @@ class BatchJudge:
         read = await self.collector.read(sub, batch)
         if read is None:
             return False
-        done = self.collector.ingest(self.ctx.ws.submission(sub.id or 0), batch, read)
+        done = await self.collector.ingest(self.ctx.ws.submission(sub.id or 0), batch, read)
         self.leftover.extend(self._groups(sub, done.again))
         return True
 
@@ -420,10 +412,10 @@ class BatchJudge:
 
     async def run(self) -> None:
         self.tally.route = "batch"
-        self.submit()
+        await self.submit()
         await self.poll()
         if self.leftover and self.tally.error is None:
-            direct = DirectJudge(self.ctx, self.jp, self.leftover)
+            direct = DirectJudge(self.work, self.leftover)
             await direct.run()
             self.stopped_by_budget = self.stopped_by_budget or direct.stopped_by_budget
         for sub_id in sorted(self.touched):

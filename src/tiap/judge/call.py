@@ -2,54 +2,35 @@
 
 :func:`call_model` makes one logical call: up to ``max_attempts`` attempts, each
 with one deadline (``timeout_s``: connecting, sending, the reply's headers and
-body), on the judge's route (:mod:`tiap.judge.panel`): the direct OpenAI-protocol
-route (:mod:`tiap.judge.routes.openai_http`) or litellm
-(:mod:`tiap.judge.routes.litellm_route`). Both send the same request, read the
-reply into the same record, bound it the same way (``max_reply_bytes``) and fail
-with the same exceptions' classification (:mod:`tiap.judge.failures`). Retries
-are tiap's on both: only rate limits, server errors, timeouts and connection
-errors, after the server's ``Retry-After`` (at most ``retry_after_max_s``) or an
-exponential backoff with jitter (``backoff_initial_s * 2**(n-1)`` plus up to
-``backoff_initial_s``, at most ``backoff_max_s``); litellm's and the SDK's own
-retries are off.
+body), on the judge's route (:mod:`tiap.judge.routes`: the direct OpenAI-protocol
+route, litellm, or the in-process offline judges). Every route sends the same
+request, reads the reply into the same record, bounds it the same way
+(``max_reply_bytes``) and fails with the same exceptions' classification
+(:mod:`tiap.judge.failures`). Retries are tiap's on every route, a tenacity
+policy (:mod:`tiap.judge.retry`): only rate limits, server errors, timeouts and
+connection errors, after the server's ``Retry-After`` (at most
+``retry_after_max_s``) or an exponential backoff with jitter; litellm's and the
+SDK's own retries are off.
 
-:func:`call_session` is what a run opens around its calls: litellm set up for
-tiap (:func:`litellm_session`) and the direct route's pooled HTTP clients.
+:func:`call_session` is what a run opens around its calls: each route's session
+(the direct route's pooled HTTP clients, litellm set up for tiap).
 """
 
 from __future__ import annotations
 
-import asyncio
-import random
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
-from tiap.judge.failures import Failure, classify, retry_after_s
-from tiap.judge.panel import JudgeSpec, Panel, Route, judge_for
-from tiap.judge.pricing import Price, cost_policy, judge_price
-from tiap.judge.routes import litellm_route, openai_http
-from tiap.judge.routes.litellm_route import (
-    NO_LITELLM_CACHE,
-    litellm_module,
-    litellm_session,
-    response_record,
-)
+from tiap.judge.failures import Failure, classify
+from tiap.judge.panel import JudgeSpec, Panel, judge_for
+from tiap.judge.retry import GivenUp, RetryPolicy
+from tiap.judge.routes import Attempt, JudgeRoute, get_route, route_for
 from tiap.judge.routes.reply import Reply
 
-__all__ = [
-    "NO_LITELLM_CACHE",
-    "CallOutcome",
-    "call_model",
-    "call_session",
-    "litellm_module",
-    "litellm_session",
-    "response_record",
-    "take_record",
-]
+__all__ = ["CallOutcome", "call_model", "call_session", "take_record"]
 
 
 @dataclass
@@ -64,8 +45,8 @@ class CallOutcome:
     cost_usd: float | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
-    #: the route the call took (``openai``: direct; ``litellm``).
-    route: Route = "litellm"
+    #: the name of the route the call took (``openai``: direct; ``litellm``; ...).
+    route: str = "litellm"
     #: the reply was longer than ``max_reply_bytes``: ``content`` is its first part.
     truncated: bool = False
     #: the reply's full size in bytes when it was cut and the route read it all.
@@ -79,43 +60,16 @@ class CallOutcome:
         return self.failure is None
 
 
-def backoff_s(panel: Panel, attempt: int) -> float:
-    """The wait after failed attempt ``attempt`` (1-based) without a Retry-After."""
-    jitter = random.uniform(0.0, panel.backoff_initial_s)
-    exponent = min(attempt - 1, 64)
-    return min(panel.backoff_max_s, panel.backoff_initial_s * 2.0**exponent + jitter)
-
-
-@lru_cache(maxsize=256)
-def _pricing(model: str, cin: float | None, cout: float | None) -> tuple[bool, Price | None]:
-    """(whether tiap gives litellm the judge's prices, the judge's price)."""
-    judge = JudgeSpec(name="price", model=model, input_cost_per_mtok=cin, output_cost_per_mtok=cout)
-    return bool(cost_policy(judge).litellm_kwargs), judge_price(judge)
-
-
-def _direct_cost(judge: JudgeSpec, reply: Reply) -> float | None:
-    """The direct route's cost, as litellm would figure it: the provider's stated
-    charge unless tiap sets the judge's prices, else the price (the panel's, else
-    litellm's table: looked up once per judge) times the tokens."""
-    priced, price = _pricing(judge.model, judge.input_cost_per_mtok, judge.output_cost_per_mtok)
-    if reply.cost_usd is not None and not priced:
-        return reply.cost_usd
-    usage = reply.record.get("usage") or {}
-    pin, pout = usage.get("prompt_tokens"), usage.get("completion_tokens")
-    if price is None or not isinstance(pin, int) or not isinstance(pout, int):
-        return None
-    return price.cost(pin, pout)
-
-
-def _route(panel: Panel, kwargs: dict[str, Any], judge: JudgeSpec | None) -> Any:
-    """The attempt function for this call's route, and the route's name."""
+def _judge(panel: Panel, kwargs: dict[str, Any], judge: JudgeSpec | None) -> JudgeSpec:
+    """The judge a call is for: given, else the panel's judge of its model and
+    api_base, else one made for it (on the route its model takes by default)."""
     if judge is None:
         judge = judge_for(panel, kwargs.get("model", ""), kwargs.get("api_base"))
-    if judge is not None and judge.resolved_route == "openai":
-        point = openai_http.endpoint(kwargs, judge)
-        if point is not None:
-            return judge, point
-    return judge, None
+    if judge is None:
+        judge = JudgeSpec(
+            name="call", model=str(kwargs.get("model")), api_base=kwargs.get("api_base")
+        )
+    return judge
 
 
 async def call_model(
@@ -127,57 +81,41 @@ async def call_model(
     on_retry: Callable[[Failure, float], None] | None = None,
     judge: JudgeSpec | None = None,
     before_retry: Callable[[], bool] | None = None,
+    deadline_s: float | None = None,
+    route: JudgeRoute | None = None,
 ) -> CallOutcome:
     """Call the model with retries; never raises for a failed call (see ``failure``).
 
     ``kwargs`` are litellm's (:func:`tiap.judge.request.litellm_kwargs`); the judge
-    (for its route) is the panel's judge of that model and api_base unless given.
-    ``before_retry`` is asked right before each attempt after the first (after its
-    wait): False sends no more (the outcome is ``abandoned``)."""
+    (for its route) is the panel's judge of that model and api_base unless given,
+    its route the judge's unless given. ``before_retry`` is asked right before
+    each attempt after the first (after its wait): False sends no more (the
+    outcome is ``abandoned``). ``deadline_s``: no attempt starts that many seconds
+    or more after the first one (none by default)."""
     secrets = tuple(secrets)
-    outcome = CallOutcome()
+    judge = _judge(panel, kwargs, judge)
+    route = route_for(judge) if route is None else route
+    attempt = Attempt(judge, kwargs, api_key, panel.timeout_s, panel.max_reply_bytes)
+    outcome = CallOutcome(route=route.name)
     start = time.perf_counter()
-    judge, point = _route(panel, kwargs, judge)
-    timeout_s, cap = panel.timeout_s, panel.max_reply_bytes
+    policy = RetryPolicy.of(
+        panel, secrets, on_retry=on_retry, before_retry=before_retry, deadline_s=deadline_s
+    )
 
-    async def once() -> Reply:
-        if point is not None and judge is not None:
-            return await openai_http.attempt(
-                kwargs, point, judge, api_key=api_key, timeout_s=timeout_s, max_reply_bytes=cap
-            )
-        with litellm_session():
-            return await litellm_route.attempt(
-                kwargs, api_key=api_key, timeout_s=timeout_s, max_reply_bytes=cap
-            )
+    async def attempt_once() -> Reply:
+        outcome.attempts += 1
+        return await route.call(attempt)
 
     reply: Reply | None = None
-    while reply is None:
-        outcome.attempts += 1
-        try:
-            reply = await once()
-            break
-        except Exception as exc:  # classified; CancelledError and KeyboardInterrupt pass
-            failure = classify(exc, secrets)
-            after = retry_after_s(exc) if failure.retryable else None
-        if not failure.retryable or outcome.attempts >= panel.max_attempts:
-            outcome.failure = failure
-            break
-        sleep = min(after, panel.retry_after_max_s) if after is not None else None
-        sleep = backoff_s(panel, outcome.attempts) if sleep is None else sleep
-        if on_retry is not None:
-            on_retry(failure, sleep)
-        await asyncio.sleep(sleep)
-        if before_retry is not None and not before_retry():
-            outcome.failure, outcome.abandoned = failure, True
-            break
+    try:
+        reply = await policy.call(attempt_once)
+    except GivenUp as given:
+        outcome.failure, outcome.abandoned = given.failure, True
+    except Exception as exc:  # classified by the policy; CancelledError and KeyboardInterrupt pass
+        outcome.failure = policy.failure or classify(exc, secrets)
     outcome.latency_ms = (time.perf_counter() - start) * 1000.0
-    outcome.route = "openai" if point is not None else "litellm"
-    if reply is None:
-        return outcome
-    take_record(outcome, reply.record)
-    if point is not None and judge is not None:
-        outcome.cost_usd = _direct_cost(judge, reply)
-    else:
+    if reply is not None:
+        take_record(outcome, reply.record)
         outcome.cost_usd = reply.cost_usd
     return outcome
 
@@ -185,7 +123,7 @@ async def call_model(
 def take_record(outcome: CallOutcome, record: dict[str, Any]) -> CallOutcome:
     """``outcome`` with what a reply's record (:mod:`tiap.judge.routes.reply`, already
     bounded) says: the stored response, its text, whether it was cut, its tokens. The
-    same for a direct call on either route and a provider batch's line."""
+    same for a direct call on any route and a provider batch's line."""
     outcome.response = record
     content = record.get("content")
     outcome.content = content if isinstance(content, str) else None
@@ -199,9 +137,11 @@ def take_record(outcome: CallOutcome, record: dict[str, Any]) -> CallOutcome:
 
 
 @asynccontextmanager
-async def call_session() -> AsyncIterator[None]:
-    """Around a run's calls: litellm set up for tiap and the direct route's pooled
-    HTTP clients (closed at the end)."""
-    with litellm_session():
-        async with openai_http.http_clients():
-            yield
+async def call_session(routes: Iterable[JudgeRoute] = ()) -> AsyncIterator[None]:
+    """Around a run's calls: the session of each route it calls (by default the
+    direct route's), closed at the end."""
+    chosen = {r.name: r for r in routes} or {"openai": get_route("openai")}
+    async with AsyncExitStack() as stack:
+        for route in chosen.values():
+            await stack.enter_async_context(route.session())
+        yield

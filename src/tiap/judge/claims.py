@@ -15,14 +15,20 @@ in one transaction (:meth:`Claimer.claim`, a batch of groups at a time):
   ``model_calls`` cache;
 - the other groups are leased to this run until ``now + lease_s``.
 
-**Right before each request is sent** (every attempt of it) the group is claimed
-again, alone, in one transaction: the same sorting, so a lease that ran out
-(the run was stopped, or its heartbeat held up) and was taken over, or a pair
-another run labelled meanwhile, is never sent; a lease that ran out and was not
-taken is simply claimed again. The first attempt's claim also checks the budget
-and reserves the call's worst case. While the run works a heartbeat
-(:class:`Keeper`, a thread of its own, so a busy event loop cannot hold it up)
-renews its unexpired leases, in flight or queued, every third of ``lease_s``;
+**Right before each request is sent** (every attempt of it) the group is checked
+again. With a budget, and before every retry, it is claimed again, alone, in one
+transaction: the same sorting, so a lease that ran out (the run was stopped, or
+its heartbeat held up) and was taken over, or a pair another run labelled
+meanwhile, is never sent; a lease that ran out and was not taken is simply
+claimed again; the first attempt's claim also checks the budget and reserves the
+call's worst case. Without a budget the first attempt is checked against the
+lease this run took (:meth:`Claimer.still_ours`): while it has at least one
+attempt's deadline and a margin left, no other run can have taken the pair or its
+request, nor labelled or answered it (a claim leaves them to the lease's owner),
+so it is sent without asking the workspace; otherwise it is claimed again.
+While the run works a heartbeat (:class:`Keeper`, a thread of its own, so a busy
+event loop cannot hold it up) renews its unexpired leases, in flight or queued,
+every third of ``lease_s``;
 they are deleted as each group is stored and, whatever is left, when the run
 ends (Ctrl-C too). A crashed run's leases expire and are taken over; those of a
 run of this host whose process is gone are taken over at once. A lease lasts
@@ -50,7 +56,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tiap.cases import Workspace
-from tiap.cases.run_models import LedgerEntry
+from tiap.cases.probe_models import ProbeTag
+from tiap.cases.run_models import LedgerEntry, PairLease
 from tiap.errors import TiapError
 from tiap.judge.panel import Panel
 from tiap.judge.plan import Group
@@ -145,6 +152,13 @@ def lease_for(panel: Panel, lease_s: float | None) -> float:
     return lease_s
 
 
+def lease_key(rubric_hash: str, probe: ProbeTag | None) -> str:
+    """What a pair's lease is taken under: its rubric's hash, and a probe's variant
+    after it (``HASH#probe:repeat:2``), so each probe variant of a case is a pair of
+    its own and none holds up the audit's judging of that case."""
+    return rubric_hash if probe is None else f"{rubric_hash}#probe:{probe.variant}"
+
+
 def budget_scope(panel: str, rubric_hash: str, subset: str | None) -> str:
     """The runs that share a budget while they overlap: one panel, rubric and subset."""
     return f"{panel}|{rubric_hash}|{subset or ''}"
@@ -179,10 +193,15 @@ class Ledger:
         """The name of the budget this run joined (the oldest run of its scope with a
         budget that was live when it started, else its own); its ledger row is added
         now if need be."""
+        return self.join(self.ws)
+
+    def join(self, ws: Workspace) -> str:
+        """:attr:`budget`, its row added on ``ws`` if need be (the run's handle, or
+        its writer's inside the writer's transaction)."""
         if self._budget is None:
             now = time.time()
             self._started = now
-            self._budget = self.ws.open_ledger(
+            self._budget = ws.open_ledger(
                 self.owner, self.scope, self.max_cost, now + self.lease_s, now
             )
         return self._budget
@@ -198,14 +217,19 @@ class Ledger:
         known to run after this one started (its ``expires_at``), or it has not
         finished and its process still exists on this host (a stopped run may go
         on). Reservations count while the run may still settle them: unfinished,
-        and unexpired or its process still existing on this host (on another host
-        expiry is the only sign; a run there that stops past its lease loses them).
+        and unexpired or its process still existing on this host; and, on this
+        host, while a run that is gone has not been reaped (its reservations then
+        count as spent: :meth:`~tiap.cases.leases.LeaseStore.reap_owner`). On
+        another host expiry is the only sign: a run there that stops past its
+        lease loses them.
         """
         if row.owner == self.owner:
             return True, True
-        here = row.finished_at is None and owner_runs_here(row.owner)
+        unfinished = row.finished_at is None
+        here = unfinished and owner_runs_here(row.owner)
         shares = row.expires_at > self._started or here
-        reserving = row.finished_at is None and (row.expires_at > now or here)
+        local = _local_pid(row.owner) is not None
+        reserving = unfinished and (row.expires_at > now or local)
         return shares, shares and reserving
 
     def used(self, now: float | None = None) -> float | None:
@@ -240,13 +264,29 @@ class Ledger:
             self.ws.reserve_budget(self.owner, total)
         return n
 
-    def settle(self, reserved: float, actual: float | None) -> None:
+    def settle(self, reserved: float, actual: float | None, ws: Workspace | None = None) -> None:
         """A call is stored: release its reservation, record its cost (an unknown
-        cost counts as its worst case). Call inside the storing transaction."""
+        cost counts as its worst case). Call inside the storing transaction, on
+        ``ws`` when it is another handle than the run's (the run's writer's); the
+        run's row must be there (a call is claimed first)."""
         spent = reserved if actual is None else actual
-        if reserved or spent:
+        if not (reserved or spent):
+            return
+        if ws is None:
             _ = self.budget
-            self.ws.settle_budget(self.owner, reserved if self.max_cost is not None else 0.0, spent)
+        elif not self.opened:
+            raise TiapError("a call was stored before its run joined the budget ledger")
+        held = reserved if self.max_cost is not None else 0.0
+        (self.ws if ws is None else ws).settle_budget(self.owner, held, spent)
+
+    def settle_all(
+        self, calls: Sequence[tuple[float, float | None]], ws: Workspace | None = None
+    ) -> None:
+        """:meth:`settle` of several stored calls, ``(reserved, actual)`` each, in one
+        statement."""
+        reserved = sum(r for r, _ in calls)
+        spent = sum(r if actual is None else actual for r, actual in calls)
+        self.settle(reserved, spent, ws)
 
     def release(self, reserved: float) -> None:
         """Give back a reservation whose call was never made."""
@@ -279,6 +319,21 @@ class Claim:
 
 
 @dataclass
+class _Seen:
+    """What the workspace says, inside a claim, of the groups being claimed."""
+
+    #: (case, request hash) pairs another run labelled since the plan
+    done: set[tuple[str, str]]
+    #: cases and request hashes leased by another live run
+    held_cases: set[str]
+    held_hashes: set[str]
+    #: request hashes that are unanswered lines of an open provider batch
+    in_batch: dict[str, int]
+    #: request hashes answered (``model_calls``) since the plan
+    answered: dict[str, dict[str, Any]]
+
+
+@dataclass
 class Claimer:
     """Claims groups of one judge for this run (see the module docstring)."""
 
@@ -289,6 +344,15 @@ class Claimer:
     label_epoch: int
     ledger: Ledger
     lease_s: float = LEASE_S
+    #: request hash -> until when this run's lease on the group's pairs lasts at
+    #: least (as taken; the heartbeat renews them in the workspace)
+    leased_until: dict[str, float] = field(default_factory=dict)
+    #: a probe run's judge: its pairs are done by probe labels, leased apart
+    probe: ProbeTag | None = None
+
+    @property
+    def lease_key(self) -> str:
+        return lease_key(self.rubric_hash, self.probe)
 
     def claim(
         self,
@@ -297,69 +361,120 @@ class Claimer:
         *,
         lease: bool = True,
         fund: bool = True,
+        ws: Workspace | None = None,
     ) -> Claim:
         """Sort ``groups`` out, in one transaction, and lease (``lease``) and fund
         (``fund``: reserve each one's worst case, as many as the budget takes) the
         claimable ones; this run's leases on the others are dropped. With
         ``lease=False`` the caller records what owns them (a provider batch
         submission) in the same transaction. A group this run holds already is
-        claimable: its lease is renewed."""
+        claimable: its lease is renewed. ``ws``: the handle to claim on (the run's
+        writer's, in its thread; without funding), else the run's."""
+        if ws is not None and fund:
+            raise TiapError("a claim that funds is made on the run's own workspace handle")
+        ws = self.ws if ws is None else ws
         out = Claim()
-        with self.ws.transaction():
+        with ws.transaction():
             now = time.time()
-            hashes = [g.request_hash for g in groups]
-            cases = [c for g in groups for c in g.case_ids]
-            done = self.ws.labels_since(self.rater, self.rubric_hash, cases, self.label_epoch)
-            foreign = [
-                lease
-                for lease in self.ws.live_leases(
-                    self.rater, self.rubric_hash, case_ids=cases, request_hashes=hashes, now=now
-                )
-                if lease.owner != self.owner
-            ]
-            gone = {lease.owner for lease in foreign if owner_gone(lease.owner)}
-            for owner in gone:
-                self.ws.reap_owner(owner, now)
-            foreign = [lease for lease in foreign if lease.owner not in gone]
-            held_cases = {lease.case_id for lease in foreign}
-            held_hashes = {lease.request_hash for lease in foreign}
-            in_batch = self.ws.open_batch_requests(self.rater, self.rubric_hash, hashes)
-            answered = self.ws.cached_responses(hashes)
-            free: list[Group] = []
-            for group in groups:
-                left = [p for p in group.pairs if (p.case.case_id, group.request_hash) not in done]
-                out.done += len(group.pairs) - len(left)
-                if not left:
-                    continue
-                rest = Group(group.request_hash, left)
-                if group.request_hash in held_hashes or held_cases.intersection(rest.case_ids):
-                    out.held.append(rest)
-                elif group.request_hash in in_batch:
-                    out.batched.append(rest)
-                elif group.request_hash in answered:
-                    out.cached.append((rest, answered[group.request_hash]))
-                else:
-                    free.append(rest)
-            costs = [worst(g) for g in free]
-            n = self.ledger.fund(costs) if fund else len(free)
-            out.claimed, out.unfunded = free[:n], free[n:]
-            if fund:
-                out.reserved = {g.request_hash: c for g, c in zip(out.claimed, costs, strict=False)}
-            kept = {c for g in (*out.claimed, *out.unfunded) for c in g.case_ids}
-            dropped = [c for c in cases if c not in kept]
-            if dropped:
-                self.ws.release_leases(
-                    self.owner, rater=self.rater, rubric_hash=self.rubric_hash, case_ids=dropped
-                )
-            if lease:
-                self.ws.take_leases(
-                    self.owner,
-                    self.rater,
-                    self.rubric_hash,
-                    [(c, g.request_hash) for g in out.claimed for c in g.case_ids],
-                    now + self.lease_s,
-                )
+            free = self._sort(groups, self._look(ws, groups, now), out)
+            self._fund(free, worst, fund, out)
+            self._hold(ws, groups, out, lease, now)
         return out
+
+    def still_ours(self, group: Group, min_left_s: float) -> bool:
+        """Whether ``group`` may be sent now as it is, without asking the workspace:
+        this run leased it, and that lease has at least ``min_left_s`` seconds
+        left by the time it was taken (the heartbeat only lengthens it). While a
+        lease of a live run is unexpired no other run takes the pair, nor its
+        request (a claim leaves both to the lease's owner), so nobody else can have
+        labelled or answered it meanwhile. False: claim it again (:meth:`claim`),
+        which asks the workspace."""
+        until = self.leased_until.get(group.request_hash)
+        return until is not None and until >= time.time() + min_left_s
+
+    def _foreign(
+        self, ws: Workspace, cases: list[str], hashes: list[str], now: float
+    ) -> list[PairLease]:
+        """Other live runs' leases on the cases or request hashes (those of runs
+        of this host that are gone are freed now)."""
+        foreign = [
+            lease
+            for lease in ws.live_leases(
+                self.rater, self.lease_key, case_ids=cases, request_hashes=hashes, now=now
+            )
+            if lease.owner != self.owner
+        ]
+        gone = {lease.owner for lease in foreign if owner_gone(lease.owner)}
+        for owner in gone:
+            ws.reap_owner(owner, now)
+        return [lease for lease in foreign if lease.owner not in gone]
+
+    def _look(self, ws: Workspace, groups: Sequence[Group], now: float) -> _Seen:
+        hashes = [g.request_hash for g in groups]
+        cases = [c for g in groups for c in g.case_ids]
+        foreign = self._foreign(ws, cases, hashes, now)
+        since = ws.labels_since if self.probe is None else ws.probe_labels_since
+        return _Seen(
+            done=since(self.rater, self.rubric_hash, cases, self.label_epoch),
+            held_cases={lease.case_id for lease in foreign},
+            held_hashes={lease.request_hash for lease in foreign},
+            in_batch=ws.open_batch_requests(self.rater, self.rubric_hash, hashes),
+            answered=ws.cached_responses(hashes),
+        )
+
+    def _sort(self, groups: Sequence[Group], seen: _Seen, out: Claim) -> list[Group]:
+        """Each group's pairs not done since the plan, put where they belong; the
+        claimable groups."""
+        free: list[Group] = []
+        for group in groups:
+            left = [p for p in group.pairs if (p.case.case_id, group.request_hash) not in seen.done]
+            out.done += len(group.pairs) - len(left)
+            if not left:
+                continue
+            rest = Group(group.request_hash, left)
+            h = group.request_hash
+            if h in seen.held_hashes or seen.held_cases.intersection(rest.case_ids):
+                out.held.append(rest)
+            elif h in seen.in_batch:
+                out.batched.append(rest)
+            elif h in seen.answered:
+                out.cached.append((rest, seen.answered[h]))
+            else:
+                free.append(rest)
+        return free
+
+    def _fund(
+        self, free: list[Group], worst: Callable[[Group], float], fund: bool, out: Claim
+    ) -> None:
+        costs = [worst(g) for g in free]
+        n = self.ledger.fund(costs) if fund else len(free)
+        out.claimed, out.unfunded = free[:n], free[n:]
+        if fund:
+            out.reserved = {g.request_hash: c for g, c in zip(out.claimed, costs, strict=False)}
+
+    def _hold(
+        self, ws: Workspace, groups: Sequence[Group], out: Claim, lease: bool, now: float
+    ) -> None:
+        """Drop this run's leases on what it does not claim; lease what it does."""
+        kept = {c for g in (*out.claimed, *out.unfunded) for c in g.case_ids}
+        dropped = [c for g in groups for c in g.case_ids if c not in kept]
+        if dropped:
+            ws.release_leases(
+                self.owner, rater=self.rater, rubric_hash=self.lease_key, case_ids=dropped
+            )
+        if out.claimed:
+            self.ledger.join(ws)  # the run's ledger row is there before it holds anything
+        for group in groups:
+            self.leased_until.pop(group.request_hash, None)
+        if lease:
+            ws.take_leases(
+                self.owner,
+                self.rater,
+                self.lease_key,
+                [(c, g.request_hash) for g in out.claimed for c in g.case_ids],
+                now + self.lease_s,
+            )
+            self.leased_until.update((g.request_hash, now + self.lease_s) for g in out.claimed)
 
 
 class Keeper:

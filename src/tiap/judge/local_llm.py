@@ -82,7 +82,7 @@ def check_available() -> Path:
 CONTENT_FREE = ("N/A", "", "[MASK]")
 #: ``scoring`` values (a judge's ``params``): calibrated (the default) or raw likelihood
 SCORINGS = ("calibrated", "likelihood")
-#: a fenced case field in a rendered prompt (``tiap.rubric.render.fence``)
+#: a fenced case field in a rendered prompt (``tiap.rubric.prompt.fence``)
 _FENCED = re.compile(r"(<(\w+)>\n)(.*?)(\n</\2>)", re.DOTALL)
 
 
@@ -131,19 +131,17 @@ class LikelihoodJudge:
 
     def _load(self) -> None:
         directory = check_available()
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         import torch
-        import transformers
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        transformers.utils.logging.set_verbosity_error()
-        transformers.utils.logging.disable_progress_bar()
-        torch.set_num_threads(int(os.environ.get("TIAP_LOCAL_LLM_THREADS", "1")))
-        with _quiet_gguf_loader():
-            self._tokenizer = AutoTokenizer.from_pretrained(directory, gguf_file=MODEL_FILE)
+        # the files are local: nothing is asked of the hub, and no setting of the
+        # process (environment, logging, torch threads) outlasts the call
+        with _quiet_gguf_loader(), _torch_threads():
+            self._tokenizer = AutoTokenizer.from_pretrained(
+                directory, gguf_file=MODEL_FILE, local_files_only=True
+            )
             model = AutoModelForCausalLM.from_pretrained(
-                directory, gguf_file=MODEL_FILE, dtype=torch.float32
+                directory, gguf_file=MODEL_FILE, dtype=torch.float32, local_files_only=True
             )
         model.eval()
         params = inspect.signature(model.forward).parameters
@@ -159,8 +157,9 @@ class LikelihoodJudge:
         with self._lock:
             if self._model is None:
                 self._load()
-            logprobs, prompt_tokens, longest = self._label_logprobs(messages, labels)
-            prior = self._prior(messages, labels) if calibrate else None
+            with _torch_threads():
+                logprobs, prompt_tokens, longest = self._label_logprobs(messages, labels)
+                prior = self._prior(messages, labels) if calibrate else None
         if prior is None:
             best = max(labels, key=lambda lab: (logprobs[lab], -labels.index(lab)))
             return Scored(best, logprobs, prompt_tokens, longest)
@@ -252,23 +251,67 @@ class LikelihoodJudge:
         return out
 
 
+def threads() -> int:
+    """The torch threads a judgment uses: ``TIAP_LOCAL_LLM_THREADS``, else 1."""
+    text = os.environ.get("TIAP_LOCAL_LLM_THREADS", "1")
+    try:
+        return max(1, int(text))
+    except ValueError:
+        raise TiapError(f"TIAP_LOCAL_LLM_THREADS={text!r}: not a whole number") from None
+
+
 @contextmanager
-def _quiet_gguf_loader() -> Iterator[None]:
-    """Silence the de-quantisation progress bar of transformers' GGUF loader (a bare
-    tqdm that its logging settings do not reach) while the model loads."""
-    import functools
+def _torch_threads() -> Iterator[None]:
+    """torch on :func:`threads` threads for the block, then the process as it was:
+    torch's thread count is the process's (the caller's choice is put back), and an
+    environment variable torch sets on first use (``TORCHINDUCTOR_CACHE_DIR``) is
+    taken back out."""
+    import torch
 
-    from transformers import modeling_gguf_pytorch_utils as gguf_utils
-
-    bar = getattr(gguf_utils, "tqdm", None)
-    if bar is None:
-        yield
-        return
-    gguf_utils.tqdm = functools.partial(bar, disable=True)
+    environ = dict(os.environ)
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads())
     try:
         yield
     finally:
-        gguf_utils.tqdm = bar
+        torch.set_num_threads(before)
+        _restore_environ(environ)
+
+
+def _restore_environ(environ: dict[str, str]) -> None:
+    """Undo what was set in ``os.environ`` since ``environ`` was taken of it."""
+    for name in [n for n in os.environ if n not in environ]:
+        del os.environ[name]
+    for name, value in environ.items():
+        if os.environ.get(name) != value:
+            os.environ[name] = value
+
+
+@contextmanager
+def _quiet_gguf_loader() -> Iterator[None]:
+    """Silence transformers' warnings and the de-quantisation progress bar of its GGUF
+    loader (a bare tqdm that its logging settings do not reach) while the model
+    loads; transformers' logging and the loader are as they were afterwards."""
+    import functools
+
+    from transformers import modeling_gguf_pytorch_utils as gguf_utils
+    from transformers.utils import logging as hf_logging
+
+    verbosity = hf_logging.get_verbosity()
+    bars = hf_logging.is_progress_bar_enabled()
+    bar = getattr(gguf_utils, "tqdm", None)
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    if bar is not None:
+        gguf_utils.tqdm = functools.partial(bar, disable=True)
+    try:
+        yield
+    finally:
+        if bar is not None:
+            gguf_utils.tqdm = bar
+        hf_logging.set_verbosity(verbosity)
+        if bars:
+            hf_logging.enable_progress_bar()
 
 
 def _cache_of(output: Any) -> Any:

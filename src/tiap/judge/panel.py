@@ -22,15 +22,17 @@ Optional per judge: ``response_format`` (``json_schema``, the default; ``json_ob
 and a ``description``. Optional per panel: ``seed``, ``max_attempts`` and the
 backoff settings of the retry policy, ``max_reply_bytes`` (the longest reply kept).
 
-Routes. litellm names every model and provider. A judge whose provider speaks the
-OpenAI chat-completions protocol (a model ``openai/NAME`` — OpenAI, or any
-OpenAI-compatible server such as vLLM or a llama.cpp server given as ``api_base`` —,
-``openrouter/NAME`` or ``hosted_vllm/NAME``) is called directly over HTTP by
-default (``route = "auto"`` or ``"openai"``): the same request bytes litellm would
-send, without litellm's per-call work. ``route = "litellm"`` sends its calls
-through litellm instead; every other provider always goes through litellm. The
-route is that of direct calls; ``--batch`` sends a judge's requests through its
-provider's batch API (through litellm) where it has one.
+Routes (:mod:`tiap.judge.routes`, registered by name). litellm names every model
+and provider. tiap's offline judges (``tiap-offline/NAME``) run in process
+(``offline``). A judge whose provider speaks the OpenAI chat-completions protocol
+(a model ``openai/NAME`` — OpenAI, or any OpenAI-compatible server such as vLLM or
+a llama.cpp server given as ``api_base`` —, ``openrouter/NAME`` or
+``hosted_vllm/NAME``) is called directly over HTTP by default (``route = "auto"``
+or ``"openai"``): the same request bytes litellm would send, without litellm's
+per-call work. ``route = "litellm"`` sends its calls through litellm instead;
+every other provider always goes through litellm. Another registered route is
+named the same way. The route is that of direct calls; ``--batch`` sends a
+judge's requests through its provider's batch API where its route offers one.
 
 Every setting is checked where it enters (a TOML file or the Python API): numbers
 finite, positive and within the maxima of :mod:`tiap.limits`; an error names the
@@ -66,15 +68,18 @@ from tiap.limits import (
     MAX_TOKENS,
 )
 
-#: The in-process litellm provider of tiap's offline judges (``tiap-offline/NAME``).
+#: The model prefix of tiap's in-process offline judges (``tiap-offline/NAME``).
 OFFLINE_PROVIDER = "tiap-offline"
+#: offline judges that are a (weak, local) LLM; the others are deterministic baselines.
+LOCAL_LLM_MODELS = frozenset({"smollm2-135m"})
 
 JudgeKind = Literal["llm", "local_llm", "baseline"]
 ResponseFormat = Literal["json_schema", "json_object", "none"]
-#: how a judge's calls are made: ``auto`` (the default: ``openai`` where the provider
-#: speaks that protocol, else ``litellm``), ``openai`` or ``litellm``.
-RouteSetting = Literal["auto", "openai", "litellm"]
-Route = Literal["openai", "litellm"]
+#: the route that fits a judge's model, and the built-in routes by name.
+AUTO_ROUTE = "auto"
+OFFLINE_ROUTE = "offline"
+OPENAI_ROUTE = "openai"
+LITELLM_ROUTE = "litellm"
 
 #: litellm providers (the model's prefix) reached over the OpenAI chat-completions
 #: protocol on the direct route.
@@ -114,7 +119,10 @@ class JudgeSpec(BaseModel):
     api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     concurrency: int = Field(default=4, ge=1, le=MAX_CONCURRENCY, strict=True)
     response_format: ResponseFormat = "json_schema"
-    route: RouteSetting = "auto"
+    #: the route of its calls (:mod:`tiap.judge.routes`): ``auto`` (the default: the
+    #: first that fits the model of ``offline``, ``openai``, ``litellm``) or a
+    #: registered route's name.
+    route: str = Field(default=AUTO_ROUTE, pattern=r"^[a-z][a-z0-9_-]*$", max_length=40)
     input_cost_per_mtok: float | None = Field(default=None, ge=0, allow_inf_nan=False, strict=True)
     output_cost_per_mtok: float | None = Field(default=None, ge=0, allow_inf_nan=False, strict=True)
     params: dict[str, Any] = Field(default_factory=dict)
@@ -141,14 +149,36 @@ class JudgeSpec(BaseModel):
         clash = sorted(_RESERVED_PARAMS.intersection(self.params))
         if clash:
             raise ValueError(f"params may not set {clash} (they are panel or judge settings)")
-        if self.route == "openai" and self.provider not in OPENAI_PROTOCOL_PROVIDERS:
+        self._check_route()
+        return self
+
+    @field_validator("route")
+    @classmethod
+    def _known_route(cls, value: str) -> str:
+        from tiap.judge.route_registry import route_names  # (names only, no routes made)
+
+        names = route_names()
+        if value != AUTO_ROUTE and value not in names:
+            others = [n for n in names if n not in (OPENAI_ROUTE, LITELLM_ROUTE)]
+            more = f", or a registered route ({', '.join(others)})" if others else ""
+            raise ValueError(f"unknown route '{value}': use 'auto', 'openai' or 'litellm'{more}")
+        return value
+
+    def _check_route(self) -> None:
+        """The built-in routes' rules for the judge's model."""
+        if self.offline and self.route not in (AUTO_ROUTE, OFFLINE_ROUTE):
+            raise ValueError(f"'{self.model}' runs in process: its route is 'offline'")
+        if self.route == OFFLINE_ROUTE and not self.offline:
+            raise ValueError(
+                f"route 'offline' is for {OFFLINE_PROVIDER}/ models, not '{self.model}'"
+            )
+        if self.route == OPENAI_ROUTE and self.provider not in OPENAI_PROTOCOL_PROVIDERS:
             prefixes = ", ".join(f"{p}/" for p in OPENAI_PROTOCOL_PROVIDERS)
             raise ValueError(
                 f"route 'openai' needs a model litellm reaches over the OpenAI protocol "
                 f"({prefixes}; an OpenAI-compatible server is 'openai/NAME' with its "
                 f"api_base), not '{self.model}'"
             )
-        return self
 
     @property
     def provider(self) -> str:
@@ -156,11 +186,15 @@ class JudgeSpec(BaseModel):
         return self.model.split("/", 1)[0] if "/" in self.model else ""
 
     @property
-    def resolved_route(self) -> Route:
-        """The route this judge's calls take (see the module doc)."""
-        if self.route == "litellm" or self.provider not in OPENAI_PROTOCOL_PROVIDERS:
-            return "litellm"
-        return "openai"
+    def resolved_route(self) -> str:
+        """The name of the route this judge's calls take (see the module doc)."""
+        if self.route != AUTO_ROUTE:
+            return self.route
+        if self.offline:
+            return OFFLINE_ROUTE
+        if self.provider in OPENAI_PROTOCOL_PROVIDERS:
+            return OPENAI_ROUTE
+        return LITELLM_ROUTE
 
     @property
     def offline(self) -> bool:
@@ -172,8 +206,6 @@ class JudgeSpec(BaseModel):
         """``baseline`` (deterministic, not an LLM), ``local_llm`` or ``llm``."""
         if not self.offline:
             return "llm"
-        from tiap.judge.offline import is_local_llm
-
         return "local_llm" if is_local_llm(self.model) else "baseline"
 
     def api_key(self) -> str | None:
@@ -187,6 +219,15 @@ class JudgeSpec(BaseModel):
                 f"{self.api_key_env}, which is not set"
             )
         return value
+
+
+def offline_name(model: str) -> str:
+    """The offline judge's name in a ``tiap-offline/NAME`` model string."""
+    return model.split("/", 1)[1] if model.startswith(OFFLINE_PROVIDER + "/") else model
+
+
+def is_local_llm(model: str) -> bool:
+    return offline_name(model) in LOCAL_LLM_MODELS
 
 
 class Panel(BaseModel):
@@ -245,6 +286,14 @@ class Panel(BaseModel):
     def judge_models(self) -> dict[str, str]:
         """``judge name -> model string``: what a scale gate is recorded for."""
         return {j.name: j.model for j in self.judges}
+
+    def require_extras(self) -> None:
+        """TiapError now, before any work, if a judge needs an optional extra that is
+        not installed (the local LLM: ``local-llm``); nothing heavy is imported."""
+        if any(j.kind == "local_llm" for j in self.judges):
+            from tiap.judge.local_llm import check_available
+
+            check_available()
 
     def judge(self, name: str) -> JudgeSpec:
         for j in self.judges:

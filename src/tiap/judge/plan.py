@@ -35,10 +35,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tiap.cases import Case, Workspace
+from tiap.cases.probe_models import ProbeTag
 from tiap.cases.vocab import JUDGE
 from tiap.errors import TiapError
 from tiap.judge.failures import TRANSPORT_REASONS
-from tiap.judge.gate import GateDecision, require_scale_gate
 from tiap.judge.panel import JudgeSpec, Panel
 from tiap.judge.pricing import CostPolicy, Price, cost_policy, judge_price
 from tiap.judge.request import (
@@ -48,6 +48,7 @@ from tiap.judge.request import (
     request_hash,
     settings_hash,
 )
+from tiap.judge.scale_gate import GateDecision, require_scale_gate
 from tiap.judge.summary import DryRun, JudgeEstimate
 from tiap.rubric import Rubric, render_messages
 
@@ -107,6 +108,13 @@ class JudgePlan:
     cases: int = 0
     already_labelled: int = 0
     pairs: list[Pair] = field(default_factory=list)
+    #: a probe's plan (:mod:`tiap.probe`): its labels are probe labels, kept apart
+    probe: ProbeTag | None = None
+
+    @property
+    def key(self) -> str:
+        """The judge's name, and a probe's variant after it: its tally and bar."""
+        return self.judge.name if self.probe is None else f"{self.judge.name} {self.probe.variant}"
 
     @property
     def to_call(self) -> list[Pair]:
@@ -135,7 +143,7 @@ class RunPlan:
     subset: str | None
     cases: int
     judges: list[JudgePlan]
-    #: the scale gate for this run (see :mod:`tiap.judge.gate`)
+    #: the scale gate for this run (see :mod:`tiap.judge.scale_gate`)
     gate: GateDecision = field(default_factory=lambda: GateDecision(check=None))
     #: the newest label id when the plan was made (see the module docstring)
     label_epoch: int = 0
@@ -180,7 +188,7 @@ def plan_run(
 ) -> RunPlan:
     """Which pairs need a label, and which of those the cache can answer.
 
-    First the scale gate (:func:`tiap.judge.gate.require_scale_gate`): beyond a
+    First the scale gate (:func:`tiap.judge.scale_gate.require_scale_gate`): beyond a
     validation subset a panel without a passed gate is refused (:class:`TiapError`
     naming the failing figures) unless ``force``, which is recorded and leaves a
     note on the plan (:attr:`RunPlan.gate_note`). ``enforce_gate=False`` only looks
@@ -264,7 +272,7 @@ def dry_run(plan: RunPlan) -> DryRun:
             upper = jp.price.cost(est_upper, plan.panel.max_tokens * len(to_call))
         out.append(
             JudgeEstimate(
-                judge=jp.judge.name,
+                judge=jp.key,
                 kind=jp.judge.kind,
                 model=jp.judge.model,
                 cases=jp.cases,

@@ -2,19 +2,25 @@
 
 The unit of work is a (case, judge) pair for one rubric (see
 :mod:`tiap.judge.plan`); pairs that send the same request are one group, called
-once. A run stopped by Ctrl-C, ``kill -9`` or a budget is completed by the next
-run without repeating a call: each call's ``model_calls`` row and label rows are
-committed together, in one transaction, as soon as the call returns.
+once. Every judge's work takes one path, claim -> call -> record
+(:mod:`tiap.judge.work`), on its route (:mod:`tiap.judge.routes`), one call at a
+time (:mod:`tiap.judge.direct`: adaptive concurrency per judge) or, with
+``batch``, through the provider's batch API where it has one
+(:mod:`tiap.judge.batch_run`).
+
+What a run stores goes through its one writer (:mod:`tiap.cases.group_commit`):
+a call's ``model_calls`` row and labels commit together, in a group with other
+calls' (at most 64 calls, at most 10 ms after the first of them was answered). A
+run stopped by Ctrl-C stores what it was answered before it ends; one killed
+(``kill -9``) loses at most that open group, whose calls the next run makes
+again; nothing a committed group stored is asked again.
 
 Several runs may work on one workspace at once: a group is claimed (leased) in
 the workspace before it is called and the budget is one ledger there (see
 :mod:`tiap.judge.claims`), so they split the work instead of repeating it.
 
 Pairs the cache answers are labelled first, without a request (and without
-importing litellm). Other groups are called through
-:func:`tiap.judge.call.call_model` (:mod:`tiap.judge.direct`: adaptive
-concurrency per judge), or, with ``batch=True``, submitted through the
-provider's batch API where it has one (:mod:`tiap.judge.batch_run`).
+importing litellm).
 
 :func:`execute` is the API (a coroutine); :func:`run_panel` plans and executes
 from synchronous code, also inside a running event loop (a notebook): see
@@ -23,14 +29,17 @@ from synchronous code, also inside a running event loop (a notebook): see
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import threading
-from collections.abc import Callable, Coroutine, Sequence
+import time
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from tiap import runtime
 from tiap.aio import run_sync
 from tiap.cases import Workspace
+from tiap.cases.group_commit import GroupWriter
 from tiap.errors import TiapError
 from tiap.judge.call import call_session
 from tiap.judge.claims import (
@@ -42,12 +51,15 @@ from tiap.judge.claims import (
     owner_gone,
     reap_gone,
 )
-from tiap.judge.direct import DirectJudge, RunContext
+from tiap.judge.direct import DirectJudge
 from tiap.judge.outcomes import Recorder
 from tiap.judge.panel import Panel
 from tiap.judge.plan import JudgePlan, RunPlan, dry_run, group_pairs, plan_run
-from tiap.judge.reporting import NoReporter, Reporter
+from tiap.judge.request import litellm_kwargs
+from tiap.judge.routes import BatchApi, JudgeRoute, OnRouteLoad, announcing, route_for
 from tiap.judge.summary import JudgeTally, RunSummary
+from tiap.judge.work import JudgeWork, RunContext
+from tiap.progress import NoReporter, Reporter
 from tiap.rubric import Rubric
 
 if TYPE_CHECKING:
@@ -70,8 +82,8 @@ CACHE_BATCH = 1000
 
 def _tallies(plan: RunPlan) -> dict[str, JudgeTally]:
     return {
-        jp.judge.name: JudgeTally(
-            judge=jp.judge.name,
+        jp.key: JudgeTally(
+            judge=jp.key,
             kind=jp.judge.kind,
             model=jp.judge.model,
             cases=jp.cases,
@@ -81,34 +93,40 @@ def _tallies(plan: RunPlan) -> dict[str, JudgeTally]:
     }
 
 
-def answer_from_cache(ctx: RunContext) -> None:
+async def answer_from_cache(ctx: RunContext) -> None:
     """Label every pair the plan found in the cache, in batched transactions (a
     pair another run labelled meanwhile is skipped)."""
     for jp in ctx.plan.judges:
-        tally = ctx.tallies[jp.judge.name]
-        rater = ctx.rater(jp)
+        work = JudgeWork(ctx, jp)
         hits = group_pairs(jp.cache_hits)
         for i in range(0, len(hits), CACHE_BATCH):
             chunk = hits[i : i + CACHE_BATCH]
-            stored = ctx.recorder.record_cached(
-                rater,
-                [(g.request_hash, g.case_ids, g.pairs[0].cached or {}) for g in chunk],
-                ctx.plan.label_epoch,
+            await work.store_cached(
+                [(g.request_hash, g.case_ids, g.pairs[0].cached or {}) for g in chunk]
             )
-            tally.cache_hits += len(stored.labels)
-            tally.done_elsewhere += stored.skipped
-            ctx.count(tally, stored.labels)
-        ctx.reporter.advance(jp.judge.name, len(jp.cache_hits))
+        ctx.reporter.advance(jp.key, len(jp.cache_hits))
+
+
+def _batch_state(ctx: RunContext, sub: Any, now: float) -> str:
+    """Where a submission's waiting pairs count: ``missing`` (held until recalled
+    or abandoned), ``held`` (another live run polls it), else ``waiting``."""
+    if sub is not None and sub.state == "missing":
+        return "missing"
+    poller = None if sub is None else sub.poller
+    expires = 0.0 if sub is None else sub.poll_expires_at or 0.0
+    if poller not in (None, ctx.owner) and expires > now and not owner_gone(str(poller)):
+        return "held"
+    return "waiting"
 
 
 def count_batched(ctx: RunContext) -> None:
     """Each judge's pairs that wait in open provider batches when the run ends: held
     by another live run when it polls them (it stores them), held by a batch whose
     results are missing, else waiting (a ``--batch`` run collects them)."""
-    import time
-
     now = time.time()
     for jp in ctx.plan.judges:
+        if jp.probe is not None:  # probes are called directly: no provider batch
+            continue
         tally = ctx.tallies[jp.judge.name]
         waiting = ctx.ws.open_batch_pairs(jp.judge.name, ctx.plan.rubric.content_hash)
         if not waiting:
@@ -120,13 +138,10 @@ def count_batched(ctx: RunContext) -> None:
             )
         }
         for sub_id, n in waiting.items():
-            sub = subs.get(sub_id)
-            if sub is not None and sub.state == "missing":  # held until recalled or abandoned
+            state = _batch_state(ctx, subs.get(sub_id), now)
+            if state == "missing":
                 tally.missing_in_batches += n
-                continue
-            poller = None if sub is None else sub.poller
-            expires = 0.0 if sub is None else sub.poll_expires_at or 0.0
-            if poller not in (None, ctx.owner) and expires > now and not owner_gone(str(poller)):
+            elif state == "held":
                 tally.held_elsewhere += n
             else:
                 tally.in_batches += n
@@ -138,15 +153,22 @@ def resolve_keys(plan: RunPlan, also: Sequence[str] = ()) -> dict[str, str | Non
     provider batches)."""
     keys: dict[str, str | None] = {}
     for jp in plan.judges:
-        if not jp.to_call and jp.judge.name not in also:
-            keys[jp.judge.name] = None
-            continue
-        keys[jp.judge.name] = jp.judge.api_key()
-        if jp.judge.kind == "local_llm" and jp.to_call:
-            from tiap.judge.local_llm import check_available
-
-            check_available()
+        needed = jp.to_call or jp.judge.name in also
+        keys[jp.judge.name] = jp.judge.api_key() if needed else None
     return keys
+
+
+def prepare_routes(plan: RunPlan, judges: Sequence[JudgePlan]) -> list[JudgeRoute]:
+    """The routes of the judges that will make calls, each made ready for its
+    judges (a library a route needs is loaded now, announced first); in order."""
+    routes: dict[str, JudgeRoute] = {}
+    for jp in judges:
+        route = route_for(jp.judge)
+        first = jp.groups[0].messages if jp.groups else []
+        kwargs = litellm_kwargs(jp.settings, first, plan.panel.timeout_s)
+        route.prepare(jp.judge, {**kwargs, **jp.costs.litellm_kwargs})
+        routes.setdefault(route.name, route)
+    return list(routes.values())
 
 
 def check_budget_prices(plan: RunPlan, max_cost: float | None) -> None:
@@ -164,20 +186,127 @@ def check_budget_prices(plan: RunPlan, max_cost: float | None) -> None:
         )
 
 
-def _batch_routes(plan: RunPlan, ws: Workspace) -> dict[str, tuple[str | None, str]]:
-    """``judge -> (batch provider or None, why)`` for ``--batch`` (imports litellm
-    only when some judge has something to submit or to collect)."""
-    from tiap.judge.batch_api import batch_route
-
-    routes: dict[str, tuple[str | None, str]] = {}
+def batch_apis(
+    plan: RunPlan, ws: Workspace, batch: BatchOptions | None
+) -> dict[str, tuple[BatchApi | None, str]]:
+    """``judge -> (its batch API or None, why)`` under ``--batch``, for the judges
+    that have something to submit or to collect (their routes are asked: litellm is
+    imported only then); no key yet (read once it is known who needs one)."""
+    if batch is None:
+        return {}
+    offers: dict[str, tuple[BatchApi | None, str]] = {}
     for jp in plan.judges:
         open_subs = ws.submissions(
             rater=jp.judge.name, rubric_hash=plan.rubric.content_hash, open_only=True
         )
-        if not jp.to_call and not open_subs:
-            continue
-        routes[jp.judge.name] = batch_route(jp.judge)
-    return routes
+        if jp.to_call or open_subs:
+            offer = route_for(jp.judge).batches(jp.judge, None)
+            offers[jp.judge.name] = (offer.api, offer.why)
+    return offers
+
+
+class _Run:
+    """One execution of a plan: its judges, their routes and the run's context."""
+
+    def __init__(
+        self,
+        ws: Workspace,
+        plan: RunPlan,
+        max_cost: float | None,
+        reporter: Reporter,
+        batch: BatchOptions | None,
+        lease_s: float,
+    ) -> None:
+        self.plan, self.batch = plan, batch
+        offers = batch_apis(plan, ws, batch)
+        self.batched = [jp for jp in plan.judges if (offers.get(jp.judge.name) or (None,))[0]]
+        self.direct = [jp for jp in plan.judges if jp not in self.batched and jp.to_call]
+        keys = resolve_keys(plan, also=[jp.judge.name for jp in self.batched])
+        self.routes = prepare_routes(plan, [jp for jp in plan.judges if jp.to_call])
+        owner = new_owner()
+        scope = budget_scope(plan.panel.name, plan.rubric.content_hash, plan.subset)
+        ledger = Ledger(ws, owner, scope, max_cost, lease_s)
+        secrets = tuple(k for k in keys.values() if k)
+        self.ctx = RunContext(
+            ws=ws,
+            plan=plan,
+            owner=owner,
+            ledger=ledger,
+            recorder=Recorder(
+                plan.rubric,
+                owner=owner,
+                ledger=ledger,
+                secrets=secrets,
+                max_reply_bytes=plan.panel.max_reply_bytes,
+            ),
+            writer=GroupWriter(ws.path),
+            reporter=reporter,
+            keys=keys,
+            tallies=_tallies(plan),
+            lease_s=lease_s,
+            secrets=secrets,
+        )
+        for name, (api, why) in offers.items():
+            self.ctx.tallies[name].route_note = why
+            self.ctx.tallies[name].route = "batch" if api is not None else "direct"
+        self.keeper = Keeper(ws, owner, lease_s)
+
+    def start_bars(self) -> None:
+        """A bar per judge with work: its pairs waiting in batches only when this
+        run collects them."""
+        for jp in self.plan.judges:
+            work = len(jp.pairs) - (0 if jp in self.batched else len(jp.in_batches))
+            if work:
+                self.ctx.reporter.start(jp.key, work)
+
+    def runners(self) -> list[Any]:
+        ctx = self.ctx
+        runners: list[Any] = [DirectJudge(JudgeWork(ctx, jp), jp.groups) for jp in self.direct]
+        if self.batched and self.batch is not None:
+            from tiap.judge.batch_run import BatchJudge
+
+            for jp in self.batched:
+                offer = route_for(jp.judge).batches(jp.judge, ctx.keys.get(jp.judge.name))
+                if offer.api is not None:
+                    runners.append(BatchJudge(JudgeWork(ctx, jp), offer.api, self.batch))
+        return runners
+
+    @contextlib.asynccontextmanager
+    async def working(self) -> AsyncIterator[None]:
+        """The writer, the routes' sessions and the heartbeat while the judges work;
+        afterwards (Ctrl-C too) what was answered is committed and every claim let
+        go."""
+        ctx = self.ctx
+        try:
+            await ctx.writer.start()
+            with runtime.calls_in_flight():
+                async with contextlib.AsyncExitStack() as stack:
+                    if self.batched or self.direct:
+                        await stack.enter_async_context(call_session(self.routes))
+                    with self.keeper.running():
+                        yield
+        finally:
+            await ctx.writer.close()
+            self.keeper.release()
+
+    def summary(self, stopped: bool) -> RunSummary:
+        ctx, plan = self.ctx, self.plan
+        used = ctx.ledger.used()
+        ctx.ledger.close()
+        return RunSummary(
+            panel=plan.panel.name,
+            rubric_id=plan.rubric.id,
+            rubric_hash=plan.rubric.content_hash,
+            subset=plan.subset,
+            cases=plan.cases,
+            judges=[ctx.tallies[jp.key] for jp in plan.judges],
+            max_cost_usd=ctx.ledger.max_cost,
+            stopped_by_budget=stopped,
+            owner=ctx.owner,
+            budget=ctx.ledger.budget if ctx.ledger.opened else None,
+            budget_used_usd=None if used is None else round(used, 10),
+            batches=sorted(ctx.batches, key=lambda b: b.submission),
+        ).finish()
 
 
 async def execute(
@@ -188,105 +317,42 @@ async def execute(
     reporter: Reporter | None = None,
     batch: BatchOptions | None = None,
     lease_s: float | None = None,
+    on_route_load: OnRouteLoad | None = None,
 ) -> RunSummary:
     """Carry out a plan: cache answers first, then the calls, in this process (each
-    on its judge's route: :mod:`tiap.judge.call`). With ``batch``, judges whose
+    on its judge's route: :mod:`tiap.judge.routes`). With ``batch``, judges whose
     provider has a batch API go through it (:mod:`tiap.judge.batch_run`).
 
-    Groups are claimed before they are called and again right before each
+    Groups are claimed before they are called and checked again right before each
     request is sent (leases of ``lease_s`` seconds, at least the panel's
     ``timeout_s`` plus a second: :func:`~tiap.judge.claims.lease_for`; renewed by
     a heartbeat while the run works, released when it ends, also on Ctrl-C), and
     the budget ``max_cost`` is shared with overlapping runs
-    (:mod:`tiap.judge.claims`).
+    (:mod:`tiap.judge.claims`). ``on_route_load`` is called with a route's name
+    before the library it needs is imported (``litellm``: a few seconds), e.g. to
+    show "loading the litellm route…"; a panel whose judges all take the direct or
+    the offline route never imports litellm.
     """
     check_budget_prices(plan, max_cost)
     lease_s = lease_for(plan.panel, lease_s)
-    routes = _batch_routes(plan, ws) if batch is not None else {}
-    batched = [jp for jp in plan.judges if (routes.get(jp.judge.name) or (None,))[0]]
-    direct = [jp for jp in plan.judges if jp not in batched and jp.to_call]
-    keys = resolve_keys(plan, also=[jp.judge.name for jp in batched])
-    reporter = reporter or NoReporter()
-    for jp in plan.judges:
-        # this run's work: pairs waiting in batches only when it collects them
-        work = len(jp.pairs) - (0 if jp in batched else len(jp.in_batches))
-        if work:  # a judge with nothing to do draws no bar
-            reporter.start(jp.judge.name, work)
-    reap_gone(ws)  # runs of this host that were killed hold nothing any more
-    owner = new_owner()
-    scope = budget_scope(plan.panel.name, plan.rubric.content_hash, plan.subset)
-    ledger = Ledger(ws, owner, scope, max_cost, lease_s)
-    keeper = Keeper(ws, owner, lease_s)
-    ctx = RunContext(
-        ws=ws,
-        plan=plan,
-        owner=owner,
-        ledger=ledger,
-        recorder=Recorder(
-            ws,
-            plan.rubric,
-            owner=owner,
-            ledger=ledger,
-            secrets=[k for k in keys.values() if k],
-            max_reply_bytes=plan.panel.max_reply_bytes,
-        ),
-        reporter=reporter,
-        keys=keys,
-        tallies=_tallies(plan),
-        lease_s=lease_s,
-        secrets=tuple(k for k in keys.values() if k),
-    )
-    for name, (provider, why) in routes.items():
-        ctx.tallies[name].route_note = why
-        ctx.tallies[name].route = "batch" if provider else "direct"
-    stopped = False
-    try:
-        answer_from_cache(ctx)
-        with runtime.calls_in_flight():
-            async with contextlib.AsyncExitStack() as stack:
-                if batched or direct:
-                    await stack.enter_async_context(call_session())
-                with keeper.running():
-                    stopped = await _run_judges(ctx, direct, batched, routes, batch)
-        count_batched(ctx)
-    finally:
-        keeper.release()
-        used = ledger.used()
-        ledger.close()
-    summary = RunSummary(
-        panel=plan.panel.name,
-        rubric_id=plan.rubric.id,
-        rubric_hash=plan.rubric.content_hash,
-        subset=plan.subset,
-        cases=plan.cases,
-        judges=[ctx.tallies[jp.judge.name] for jp in plan.judges],
-        max_cost_usd=max_cost,
-        stopped_by_budget=stopped,
-        owner=owner,
-        budget=ledger.budget if ledger.opened else None,
-        budget_used_usd=None if used is None else round(used, 10),
-        batches=sorted(ctx.batches, key=lambda b: b.submission),
-    )
-    return summary.finish()
+    with announcing(on_route_load):
+        run = _Run(ws, plan, max_cost, reporter or NoReporter(), batch, lease_s)
+        run.start_bars()
+        reap_gone(ws)  # runs of this host that were killed hold nothing any more
+        stopped = False
+        try:
+            async with run.working():
+                await answer_from_cache(run.ctx)
+                stopped = await _run_judges(run.runners())
+            count_batched(run.ctx)
+        except BaseException:
+            run.ctx.ledger.close()
+            raise
+        return run.summary(stopped)
 
 
-async def _run_judges(
-    ctx: RunContext,
-    direct: Sequence[JudgePlan],
-    batched: Sequence[JudgePlan],
-    routes: dict[str, tuple[str | None, str]],
-    options: BatchOptions | None,
-) -> bool:
+async def _run_judges(runners: Sequence[Any]) -> bool:
     """Every judge at once; whether the budget stopped one with work left."""
-    import asyncio
-
-    runners: list[Any] = [DirectJudge(ctx, jp, jp.groups) for jp in direct]
-    if batched and options is not None:
-        from tiap.judge.batch_run import BatchJudge
-
-        for jp in batched:
-            provider = routes[jp.judge.name][0] or ""
-            runners.append(BatchJudge(ctx, jp, provider, options))
     tasks = [asyncio.ensure_future(r.run()) for r in runners]
     try:
         await asyncio.gather(*tasks)
@@ -309,6 +375,7 @@ def run_panel(
     force: bool = False,
     batch: BatchOptions | None = None,
     lease_s: float | None = None,
+    on_route_load: OnRouteLoad | None = None,
 ) -> RunSummary:
     """Plan and execute (the Python API of ``tiap judge run``), from synchronous
     code: also inside a running event loop (see :func:`run_on_workspace`). Beyond a
@@ -325,6 +392,7 @@ def run_panel(
             reporter=reporter,
             batch=batch,
             lease_s=lease_s,
+            on_route_load=on_route_load,
         ),
     )
 

@@ -9,19 +9,21 @@ so that importing the package stays cheap:
   given directly) and :func:`score_runs` (:mod:`tiap.rescore.scores`);
 - :func:`parse_measure`, :func:`parse_measures`, :class:`Measure`
   (:mod:`tiap.rescore.metrics`);
-- :class:`TargetIndex` and :class:`RunIndex` (:mod:`tiap.rescore.index`): a bundle's
+- :class:`TargetIndex` and :class:`RunIndex` (:mod:`tiap.rescore.target_index`): a bundle's
   target sets per query and store, the first rank of each target's members in a
   run, and whether a target gets credit within k (what measures and case
   extraction both read);
 - :func:`first_occurrences` (:mod:`tiap.rescore.ranking`);
-- :func:`paired_bootstrap` (:mod:`tiap.rescore.bootstrap`);
+- :func:`paired_bootstrap` (:mod:`tiap.stats.paired`, the bootstrap every report
+  shares);
 - :func:`register_target`, :func:`get_target` (:mod:`tiap.rescore.targets`);
-- :func:`rescore_suite`, :func:`suite_report`, :class:`SuiteReport`
-  (:mod:`tiap.rescore.suite`): Mean(Dataset) and Mean(Type) over several bundles.
+- :func:`rescore_suite`, :func:`suite_report` (:mod:`tiap.rescore.suite`) and
+  :class:`SuiteReport` (:mod:`tiap.rescore.suite_models`): Mean(Dataset) and
+  Mean(Type) over several bundles.
 
 The report's figures are SVG strings from :mod:`tiap.rescore.figures`
 (``key_figures(report)``, ``forest_plot(report)``, ...), and ``report.html`` comes
-from :mod:`tiap.rescore.html`.
+from :mod:`tiap.rescore.report_html`; both draw with :mod:`tiap.report`.
 """
 
 from __future__ import annotations
@@ -40,15 +42,15 @@ _EXPORTS = {
     "parse_measure": "tiap.rescore.metrics",
     "parse_measures": "tiap.rescore.metrics",
     "Measure": "tiap.rescore.metrics",
-    "TargetIndex": "tiap.rescore.index",
-    "RunIndex": "tiap.rescore.index",
+    "TargetIndex": "tiap.rescore.target_index",
+    "RunIndex": "tiap.rescore.target_index",
     "first_occurrences": "tiap.rescore.ranking",
-    "paired_bootstrap": "tiap.rescore.bootstrap",
+    "paired_bootstrap": "tiap.stats.paired",
     "register_target": "tiap.rescore.targets",
     "get_target": "tiap.rescore.targets",
     "rescore_suite": "tiap.rescore.suite",
     "suite_report": "tiap.rescore.suite",
-    "SuiteReport": "tiap.rescore.suite",
+    "SuiteReport": "tiap.rescore.suite_models",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from collections import Counter
 
-from tiap.rescore import compare, coverage, ordering, sensitivity, shifts
-from tiap.rescore.bootstrap import BootstrapBatch
+from tiap.rescore import compare, coverage, ordering, pooling, sensitivity, shifts, subsets
 from tiap.rescore.common import NO_CATEGORY, Settings
 from tiap.rescore.report_models import (
     DesignFamily,
     Headline,
     HeadlineDesign,
     HeadlineFlip,
+    OtherSubsets,
     Parameters,
     PooledPair,
     RescoreReport,
@@ -21,6 +21,8 @@ from tiap.rescore.report_models import (
 )
 from tiap.rescore.scores import ScoreTable
 from tiap.rescore.targets import get_target
+from tiap.stats.bootstrap import Progress
+from tiap.stats.paired import BootstrapBatch
 from tiap.traces.bundle import Bundle
 
 #: Most bundle warnings quoted in the report (all are counted).
@@ -50,9 +52,12 @@ def conventions(settings: Settings) -> dict[str, str]:
             "target_size 0 and empty measure cells"
         ),
         "shared_subset": (
-            "target pairs: queries where both targets are non-empty for the run; run pairs: "
-            "queries where the target is non-empty for both runs; design families: queries "
-            "where the target is non-empty for every run of the family"
+            "target pairs: queries where both targets are non-empty for the run; run pairs "
+            "and design families: the "
+            + subsets.LABEL[settings.subsets]
+            + ", "
+            + subsets.DESCRIPTION[settings.subsets]
+            + f" (the {subsets.LABEL[subsets.other(settings.subsets)]} beside it)"
         ),
         "differences": (
             "target pair B-A is B minus A per query; run pair is run_a minus run_b; paired "
@@ -110,7 +115,15 @@ def _headline(
             )
             for f in design
         ],
+        subsets=settings.subsets,
     )
+
+
+def _compared_n(pairs: list[RunPair], design: list[DesignFamily]) -> list[list[int]]:
+    """How many queries each run pair and design family compares per target."""
+    return [[t.n_shared for t in p.targets.values()] for p in pairs] + [
+        list(f.n_shared.values()) for f in design
+    ]
 
 
 def _relative(message: str, bundle: Bundle) -> str:
@@ -120,16 +133,21 @@ def _relative(message: str, bundle: Bundle) -> str:
     return message[len(prefix) :] if message.startswith(prefix) else message
 
 
-def build_report(bundle: Bundle, table: ScoreTable, settings: Settings) -> RescoreReport:
-    """Every figure of the rescoring report (bootstraps included)."""
+def build_report(
+    bundle: Bundle, table: ScoreTable, settings: Settings, *, progress: Progress | None = None
+) -> RescoreReport:
+    """Every figure of the rescoring report (bootstraps included; ``progress(done,
+    total)`` follows their resamples)."""
     batch = BootstrapBatch(
         resamples=settings.resamples, seed=settings.seed, confidence=settings.confidence
     )
     sensitivity.plan_bootstrap(table, batch)
-    compare.plan_bootstrap(table, batch)
+    views = (settings.subsets, subsets.other(settings.subsets))
+    for view in views:
+        compare.plan_bootstrap(table, batch, view)
     coverage.plan_bootstrap(table, batch, settings)
     shifts.plan_bootstrap(table, batch, settings)
-    batch.compute()
+    batch.compute(progress)
 
     runs: dict[str, RunReport] = {}
     for run, scores in table.runs.items():
@@ -147,9 +165,18 @@ def build_report(bundle: Bundle, table: ScoreTable, settings: Settings) -> Resco
             shared_all=sensitivity.shared_all(scores, settings),
             pairs=sensitivity.run_pairs_report(table, run, batch, settings),
         )
-    pooled = sensitivity.pooled_report(table, settings)
-    run_pairs = compare.run_pair_reports(table, batch, settings)
-    design = compare.design_reports(bundle, table, settings)
+    pooled_runs = pooling.pooled_runs(bundle, list(table.runs), settings.pool_raw_only)
+    pooled = sensitivity.pooled_report(table, settings, pooled_runs.runs)
+    run_pairs = compare.run_pair_reports(table, batch, settings, views[0])
+    design = compare.design_reports(bundle, table, settings, views[0])
+    other_pairs = compare.run_pair_reports(table, batch, settings, views[1])
+    other_design = compare.design_reports(bundle, table, settings, views[1])
+    other = OtherSubsets(
+        subsets=views[1],
+        differs=_compared_n(run_pairs, design) != _compared_n(other_pairs, other_design),
+        run_pairs=other_pairs,
+        design=other_design,
+    )
     warnings = [_relative(w, bundle) for w in bundle.warnings]
     categories = Counter(NO_CATEGORY if c is None else c for c in table.categories)
     return RescoreReport(
@@ -168,6 +195,8 @@ def build_report(bundle: Bundle, table: ScoreTable, settings: Settings) -> Resco
             confidence=settings.confidence,
             change_tolerance=settings.change_tolerance,
             large_change=settings.large_change,
+            subsets=settings.subsets,
+            pool_raw_only=settings.pool_raw_only,
         ),
         conventions=conventions(settings),
         warnings=Warnings(count=len(warnings), messages=warnings[:MAX_WARNINGS_LISTED]),
@@ -183,4 +212,6 @@ def build_report(bundle: Bundle, table: ScoreTable, settings: Settings) -> Resco
         target_order=ordering.ordering_report(runs, settings),
         saturation=shifts.saturation_report(table, settings, batch),
         shift_distribution=shifts.distribution_report(table, settings),
+        other_subsets=other,
+        pooled_runs=pooled_runs,
     )

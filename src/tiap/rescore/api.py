@@ -22,15 +22,17 @@ from typing import Any
 from tiap.errors import TiapError
 from tiap.io import write_json
 from tiap.limits import MAX_RESCORE_RESAMPLES, check_resamples, check_seed
-from tiap.rescore import markdown
+from tiap.rescore import sections
 from tiap.rescore.analysis import build_report
-from tiap.rescore.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
 from tiap.rescore.common import Settings
 from tiap.rescore.metrics import DEFAULT_KS, Measure, parse_ks, parse_measure, parse_measures
-from tiap.rescore.output import per_query_frame, write_per_query_csv
+from tiap.rescore.per_query_csv import per_query_frame, write_per_query_csv
 from tiap.rescore.report_models import RescoreReport
 from tiap.rescore.scores import ScoreTable, score_runs
+from tiap.rescore.subsets import DEFAULT_SUBSETS, check_subsets
 from tiap.rescore.targets import DEFAULT_TARGETS
+from tiap.stats import CONFIDENCE as DEFAULT_CONFIDENCE
+from tiap.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Progress
 from tiap.traces.bundle import Bundle, no_queries_problem
 
 PER_QUERY_FILE = "per_query.csv"
@@ -56,13 +58,13 @@ class RescoreResult:
         return self.report.model_dump(mode="json")
 
     def markdown(self) -> str:
-        return markdown.render(self.report)
+        return sections.render(self.report)
 
     def html(self) -> str:
         """``report.html``: the same tables as ``report.md``, with inline SVG figures."""
-        from tiap.rescore import html
+        from tiap.rescore import report_html
 
-        return html.render(self.report)
+        return report_html.render(self.report)
 
 
 def _measures(
@@ -98,18 +100,29 @@ def rescore_bundle(
     seed: int = DEFAULT_SEED,
     confidence: float = DEFAULT_CONFIDENCE,
     primary: str | None = None,
+    subsets: str = DEFAULT_SUBSETS,
+    pool_raw_only: bool = False,
+    progress: Progress | None = None,
 ) -> RescoreResult:
     """Rescore a bundle's runs under each target and analyse the target sensitivity.
 
     ``metrics`` names measures (``"ndcg@10"``) or families expanded over ``ks``
     (``"ndcg,recall"``); ``None`` means nDCG, Recall, MRR, MAP, P and Hit at
     every cut-off. ``primary`` picks the measure the headline quotes (default:
-    nDCG at the bundle's ``k`` when computed). The bundle is not modified.
+    nDCG at the bundle's ``k`` when computed). ``subsets`` picks the queries winner
+    flips and design recommendations compare: ``"matched"`` (the same for every
+    target, the paper's) or ``"per-target"`` (:mod:`tiap.rescore.subsets`); the
+    report carries the other view beside it. Runs on raw-only stores are left out of
+    the pooled figures unless ``pool_raw_only`` (:mod:`tiap.rescore.pooling`).
+    ``progress(done, total)`` follows
+    the bootstrap's resamples (:class:`tiap.stats.paired.BootstrapBatch`). The
+    bundle is not modified.
     """
     cutoffs = parse_ks(ks)
     measures = _measures(metrics, cutoffs)
     check_resamples("--resamples", resamples, minimum=1, maximum=MAX_RESCORE_RESAMPLES)
     check_seed("--seed", seed)
+    check_subsets(subsets)
     if not (isinstance(confidence, float | int) and 0.0 < confidence < 1.0):
         raise TiapError(f"confidence must be between 0 and 1 (got {confidence})")
     if not bundle.queries:
@@ -128,8 +141,11 @@ def rescore_bundle(
         resamples=resamples,
         seed=seed,
         confidence=confidence,
+        subsets=subsets,
+        pool_raw_only=bool(pool_raw_only),
     )
-    return RescoreResult(scores=table, report=build_report(bundle, table, settings))
+    report = build_report(bundle, table, settings, progress=progress)
+    return RescoreResult(scores=table, report=report)
 
 
 def write_outputs(result: RescoreResult, out_dir: str | Path) -> dict[str, Path]:

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tiap.rescore.bootstrap import BootstrapResult
 from tiap.rescore.metrics import Measure
 from tiap.rescore.report_models import Float, Instability, Interval, Share
+from tiap.stats.paired import BootstrapResult
 
 #: Decimals kept for every float in report.json.
 DECIMALS = 10
@@ -32,6 +32,10 @@ class Settings:
     confidence: float
     change_tolerance: float = CHANGE_TOLERANCE
     large_change: float = LARGE_CHANGE
+    #: the queries run pairs and design families compare (``tiap.rescore.subsets``)
+    subsets: str = "matched"
+    #: pool runs on raw-only stores too (``tiap.rescore.pooling``)
+    pool_raw_only: bool = False
 
     @property
     def names(self) -> list[str]:

@@ -1,16 +1,18 @@
 """Comparisons between runs: paired differences per target, winner flips, and the
 design recommendation for runs that differ in one setting.
 
-For runs A and B and a target, the shared subset is the queries where the
-target is non-empty on both runs' stores; the difference is ``A - B``. A
+For runs A and B and a target, the compared queries are the *matched* subset
+(the default: the same queries for every target, where every compared target is
+non-empty on both runs' stores) or the *per-target* one (where that target is
+non-empty on both), see :mod:`tiap.rescore.subsets`; the difference is ``A - B``. A
 *winner flip* is a measure on which A is ahead under one target and behind
 under another; it is *significant* when both of those intervals exclude zero.
 
 A run's *settings* are its store's ``config``, its own ``config`` (which wins)
 and its ``retriever``, from ``bundle.toml``. Runs equal in every setting but
 one key form a *design family*; per target and measure the setting with the
-highest mean over the family's shared queries (target non-empty for every run
-in the family) is the recommended one.
+highest mean over the family's compared queries (matched or per-target, for
+every run in the family) is the recommended one.
 """
 
 from __future__ import annotations
@@ -19,9 +21,6 @@ import json
 from itertools import combinations
 from typing import Any
 
-import numpy as np
-
-from tiap.rescore.bootstrap import BootstrapBatch
 from tiap.rescore.common import Settings, column_means, intervals
 from tiap.rescore.report_models import (
     DesignFamily,
@@ -30,6 +29,8 @@ from tiap.rescore.report_models import (
     RunPairTarget,
 )
 from tiap.rescore.scores import ScoreTable
+from tiap.rescore.subsets import masks
+from tiap.stats.paired import BootstrapBatch
 from tiap.traces.bundle import Bundle
 
 TIE = "tie"
@@ -46,16 +47,13 @@ def run_settings(bundle: Bundle, run: str) -> dict[str, Any]:
     return settings
 
 
-def _shared(table: ScoreTable, runs: list[str], target: str) -> np.ndarray:
-    return np.logical_and.reduce([table.runs[r].sizes[target] > 0 for r in runs])
-
-
-def plan_bootstrap(table: ScoreTable, batch: BootstrapBatch) -> None:
+def plan_bootstrap(table: ScoreTable, batch: BootstrapBatch, subsets: str) -> None:
     for a, b in combinations(table.runs, 2):
+        compared = masks(table, [a, b], subsets)
         for t in table.targets:
             batch.add(
-                ("run_pair", a, b, t),
-                _shared(table, [a, b], t),
+                ("run_pair", subsets, a, b, t),
+                compared[t],
                 (("values", a, t), table.runs[a].values[t]),
                 (("values", b, t), table.runs[b].values[t]),
             )
@@ -67,18 +65,21 @@ def _sign(value: float | None, tol: float) -> int:
     return 1 if value > 0 else -1
 
 
-def run_pair_reports(table: ScoreTable, batch: BootstrapBatch, settings: Settings) -> list[RunPair]:
+def run_pair_reports(
+    table: ScoreTable, batch: BootstrapBatch, settings: Settings, subsets: str
+) -> list[RunPair]:
     out = []
     names = settings.names
     for a, b in combinations(table.runs, 2):
         per_target = {}
+        compared = masks(table, [a, b], subsets)
         for t in table.targets:
-            mask = _shared(table, [a, b], t)
+            mask = compared[t]
             per_target[t] = RunPairTarget(
                 n_shared=int(mask.sum()),
                 means_a=column_means(table.runs[a].values[t][mask], names),
                 means_b=column_means(table.runs[b].values[t][mask], names),
-                difference=intervals(batch[("run_pair", a, b, t)], names),
+                difference=intervals(batch[("run_pair", subsets, a, b, t)], names),
             )
         winner: dict[str, dict[str, str]] = {}
         flip: dict[str, bool] = {}
@@ -101,6 +102,7 @@ def run_pair_reports(table: ScoreTable, batch: BootstrapBatch, settings: Setting
             significant[m] = above and below
         out.append(
             RunPair(
+                subsets=subsets,
                 run_a=a,
                 run_b=b,
                 targets=per_target,
@@ -137,6 +139,18 @@ def fixed_label(fixed: dict[str, Any]) -> str:
     return ", ".join(f"{k}={_label(fixed[k])}" for k in keys)
 
 
+def telling_apart(fixed: dict[str, Any], others: list[dict[str, Any]]) -> dict[str, Any]:
+    """The settings of ``fixed`` (a design family's) that are not the same in every
+    family of ``others`` (all families of the same key, this one among them): what a
+    one-line summary needs to tell the families apart; the rest is the same for all of
+    them (the report lists it)."""
+    return {
+        k: v
+        for k, v in fixed.items()
+        if any(k not in o or _canon(o[k]) != _canon(v) for o in others)
+    }
+
+
 def design_families(bundle: Bundle, runs: list[str]) -> list[tuple[str, dict[str, Any], list[str]]]:
     """``(key, fixed settings, runs ordered by setting)`` for every design family."""
     settings = {r: run_settings(bundle, r) for r in runs}
@@ -159,16 +173,19 @@ def design_families(bundle: Bundle, runs: list[str]) -> list[tuple[str, dict[str
     return families
 
 
-def design_reports(bundle: Bundle, table: ScoreTable, settings: Settings) -> list[DesignFamily]:
+def design_reports(
+    bundle: Bundle, table: ScoreTable, settings: Settings, subsets: str
+) -> list[DesignFamily]:
     out = []
     names = settings.names
     for key, fixed, members in design_families(bundle, list(table.runs)):
+        compared = masks(table, members, subsets)
         values = {r: run_settings(bundle, r)[key] for r in members}
         n_shared: dict[str, int] = {}
         means: dict[str, dict[str, dict[str, float | None]]] = {}
         winner: dict[str, dict[str, list[str]]] = {}
         for t in table.targets:
-            mask = _shared(table, members, t)
+            mask = compared[t]
             n_shared[t] = int(mask.sum())
             per_run = {r: column_means(table.runs[r].values[t][mask], names) for r in members}
             means[t] = {m: {r: per_run[r][m] for r in members} for m in names}
@@ -186,6 +203,7 @@ def design_reports(bundle: Bundle, table: ScoreTable, settings: Settings) -> lis
         }
         out.append(
             DesignFamily(
+                subsets=subsets,
                 key=key,
                 fixed=fixed,
                 settings=[

@@ -10,7 +10,7 @@ and the primary one). A gap near zero says the exclusion does not select easier 
 harder queries under the untouched Raw target.
 
 Intervals are percentile bootstraps as elsewhere in the report (``resamples``,
-``seed``, the draws of :mod:`tiap.rescore.bootstrap`, shared through its batch): a
+``seed``, the draws of :mod:`tiap.stats.bootstrap`, shared through the report's batch): a
 run's gap resamples its Raw-scored queries; the *mean run-level gap* (the mean of the
 gaps of every run with both groups non-empty) resamples the queries once for every
 run, so the runs stay paired on the same queries. A resample in which one group of a
@@ -20,14 +20,15 @@ run draws no query gives no gap and is left out of that interval's percentiles.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
-from tiap.rescore.bootstrap import BootstrapBatch, percentile_bounds, ratio_of
 from tiap.rescore.common import Categories, Settings, column_means, rnd
 from tiap.rescore.report_models import CategoryMix, Coverage, CoverageRun, Interval, MeanGap
 from tiap.rescore.scores import ScoreTable
 from tiap.rescore.targets import CANONICAL, RAW
+from tiap.stats.paired import BootstrapBatch, ratio_of
 
 METHOD = (
     "per run, mean Raw score of the queries with a Canonical target (covered) minus that of "
@@ -102,14 +103,47 @@ def _gaps(means: np.ndarray, n_runs: int, width: int) -> np.ndarray:
     return ratios[:, :, 0, :] - ratios[:, :, 1, :]
 
 
+def _run_gaps(means: np.ndarray, n_runs: int, width: int, with_mean: bool) -> np.ndarray:
+    """Each run's gaps (``runs·measures`` columns, run by run) and, ``with_mean``, their
+    mean over the runs (``measures`` more): the runs of one draw, paired on its
+    resamples."""
+    gaps = _gaps(means, n_runs, width)
+    parts = [gaps.reshape(means.shape[0], n_runs * width)]
+    if with_mean:
+        parts.append(np.mean([gaps[:, i, :] for i in range(n_runs)], axis=0))
+    return np.hstack(parts)
+
+
+def _union_gap(means: np.ndarray, n_runs: int, width: int) -> np.ndarray:
+    """The mean over the runs of their gaps, every run resampled over the same queries."""
+    return _gaps(means, n_runs, width).mean(axis=1)
+
+
 def plan_bootstrap(table: ScoreTable, batch: BootstrapBatch, settings: Settings) -> None:
     """Register the coverage resamples with the report's bootstrap batch."""
     if RAW not in table.targets or CANONICAL not in table.targets:
         return
     cols = settings.focus()
+    width = len(cols)
     _, draws, union = _layout(table)
-    for draw in [*draws, *([union] if union else [])]:
-        batch.add_resamples(draw.key, draw.rows, _block(table, draw.runs, cols))
+    alone = union is None and len(draws) == 1  # the mean gap comes from the one draw
+    for draw in draws:
+        runs = len(draw.runs)
+        batch.add_statistic(
+            draw.key,
+            draw.rows,
+            _block(table, draw.runs, cols),
+            partial(_run_gaps, n_runs=runs, width=width, with_mean=alone),
+            runs * width + (width if alone else 0),
+        )
+    if union is not None:
+        batch.add_statistic(
+            union.key,
+            union.rows,
+            _block(table, union.runs, cols),
+            partial(_union_gap, n_runs=len(union.runs), width=width),
+            width,
+        )
 
 
 def _category_mix(
@@ -131,17 +165,16 @@ def _run_report(
     run: str,
     cols: list[int],
     names: list[str],
-    boot: np.ndarray | None,
-    settings: Settings,
+    bounds: tuple[np.ndarray, np.ndarray] | None,
 ) -> CoverageRun:
     covered, excluded = _groups(table, run)
     scored = covered | excluded
     raw = table.runs[run].values[RAW][:, cols]
     n = int(scored.sum())
     gap = {m: Interval(n=n, mean=None, ci_low=None, ci_high=None) for m in names}
-    if boot is not None:
+    if bounds is not None:
         obs = raw[covered].mean(axis=0) - raw[excluded].mean(axis=0)
-        low, high = percentile_bounds(boot, settings.confidence)
+        low, high = bounds
         gap = {
             m: Interval(n=n, mean=rnd(obs[j]), ci_low=rnd(low[j]), ci_high=rnd(high[j]))
             for j, m in enumerate(names)
@@ -162,13 +195,12 @@ def _mean_gap(
     runs: list[str],
     cols: list[int],
     names: list[str],
-    boot: np.ndarray | None,
+    bounds: tuple[np.ndarray, np.ndarray] | None,
     n_queries: int,
-    settings: Settings,
 ) -> dict[str, MeanGap]:
-    """The mean over ``runs`` (each with both groups non-empty) of their gaps; ``boot``
-    holds its ``(resamples, measures)`` resamples."""
-    if not runs or boot is None:
+    """The mean over ``runs`` (each with both groups non-empty) of their gaps; ``bounds``
+    its percentile interval per measure."""
+    if not runs or bounds is None:
         return {
             m: MeanGap(n_runs=0, n_queries=0, mean=None, ci_low=None, ci_high=None) for m in names
         }
@@ -178,7 +210,7 @@ def _mean_gap(
         raw = table.runs[run].values[RAW][:, cols]
         gaps.append(raw[covered].mean(axis=0) - raw[excluded].mean(axis=0))
     observed = np.mean(gaps, axis=0)
-    low, high = percentile_bounds(boot, settings.confidence)
+    low, high = bounds
     return {
         m: MeanGap(
             n_runs=len(runs),
@@ -201,25 +233,24 @@ def coverage_report(
     cols = settings.focus()
     names = [settings.names[i] for i in cols]
     both, draws, union = _layout(table)
-    boots: dict[str, np.ndarray] = {}
+    width = len(cols)
+    bounds: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    mean_bounds, n_queries = None, 0
     for draw in draws:
-        gaps = _gaps(batch.resampled(draw.key), len(draw.runs), len(cols))
-        boots.update({run: gaps[:, i, :] for i, run in enumerate(draw.runs)})
+        low, high = batch.bounds(draw.key)
+        for i, run in enumerate(draw.runs):
+            span = slice(i * width, (i + 1) * width)
+            bounds[run] = (low[span], high[span])
+        if union is None:  # the one draw: its last columns are the mean gap
+            span = slice(len(draw.runs) * width, (len(draw.runs) + 1) * width)
+            mean_bounds, n_queries = (low[span], high[span]), int(draw.rows.sum())
     if union is not None:
-        mean_boot = _gaps(batch.resampled(union.key), len(both), len(cols)).mean(axis=1)
-        n_queries = int(union.rows.sum())
-    elif draws:
-        mean_boot = np.mean([boots[r] for r in both], axis=0)
-        n_queries = int(draws[0].rows.sum())
-    else:
-        mean_boot, n_queries = None, 0
-    runs = {
-        run: _run_report(table, run, cols, names, boots.get(run), settings) for run in table.runs
-    }
+        mean_bounds, n_queries = batch.bounds(union.key), int(union.rows.sum())
+    runs = {run: _run_report(table, run, cols, names, bounds.get(run)) for run in table.runs}
     return Coverage(
         target=CANONICAL,
         measured_on=RAW,
         method=METHOD,
         runs=runs,
-        mean_gap=_mean_gap(table, both, cols, names, mean_boot, n_queries, settings),
+        mean_gap=_mean_gap(table, both, cols, names, mean_bounds, n_queries),
     )

@@ -2,75 +2,67 @@
 (a :class:`~tiap.rescore.report_models.RescoreReport`), so ``report.html`` and the
 audit's ``index.html`` draw the same figures from the same numbers.
 
-Every builder returns a :class:`Figure` (SVG and caption), or ``None`` when the
-report has nothing to draw. Labels are never trimmed: each figure's margins are
-sized from its longest label (:func:`tiap.rescore.svg.text_width`).
+Every builder returns a :class:`~tiap.report.blocks.Figure` (SVG and caption), or
+``None`` when the report has nothing to draw. They choose what to draw; the drawing
+is :mod:`tiap.report`'s (SVG primitives, charts, palette). Labels are never trimmed:
+each figure's margins are sized from its longest label (:mod:`tiap.report.sizing`).
+The matrices (instability, winner flips) are in :mod:`tiap.rescore.heatmaps`.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
-from tiap.rescore import fmt, svg
-from tiap.rescore.charts import (
-    PAD,
-    Bar,
-    IntervalRow,
-    Scale,
-    grouped_bars,
-    interval_rows,
-    num,
-    pct,
-    share_heatmap,
-    signed,
-    x_axis,
-)
+from tiap.report import svg
+from tiap.report.blocks import Figure
+from tiap.report.charts import PAD, Bar, IntervalRow, Scale, grouped_bars, interval_rows, x_axis
+from tiap.report.numbers import bounds, num, pct, signed, tick
+from tiap.report.palette import GREY, GRID, PALETTE
+from tiap.report.sizing import FONT_SIZE, max_width, text_width
+from tiap.rescore import report_text
 from tiap.rescore.compare import fixed_label
-from tiap.rescore.report_models import DesignFamily, RescoreReport, Share
-from tiap.rescore.svg import FONT_SIZE, GRID, PALETTE, max_width, text_width
+from tiap.rescore.heatmaps import category_heatmap, instability_heatmap, winner_flip_matrix
+from tiap.rescore.pair_style import ordered_pairs, pair_color
+from tiap.rescore.report_models import DesignFamily, RescoreReport
+from tiap.rescore.subsets import LABEL
 
-DOWN, SAME, UP = "#d95f02", "#9e9e9e", "#1b9e77"
+DOWN, SAME, UP = PALETTE[1], GREY, PALETTE[0]
 #: the target pairs Figure 3 shows: the relaxed targets against Raw.
 SHIFT_PAIRS = ("canonical-raw", "source-raw")
-
-
-@dataclass(frozen=True)
-class Figure:
-    """One figure: its SVG and its caption (plain text)."""
-
-    svg: str
-    caption: str
-
 
 # --- intervals: forest plot, saturation, coverage --------------------------------------
 
 
 def _pair_color(pairs: Sequence[str], pair: str) -> str:
-    return PALETTE[list(pairs).index(pair) % len(PALETTE)] if pair in pairs else PALETTE[0]
+    return pair_color(pair, pairs)
 
 
 def forest_plot(report: RescoreReport) -> Figure | None:
-    """The paired target differences of every run on the primary measure, with CIs."""
+    """The paired target differences of every run on the primary measure, with CIs;
+    each target pair in its fixed order and colour (:mod:`tiap.rescore.pair_style`)."""
     m = report.parameters.primary_measure
-    pairs = list(report.pooled)
+    pairs = ordered_pairs(report.pooled)
     rows = []
+    shown: list[str] = []
     for run, rr in report.runs.items():
-        for name, tp in rr.pairs.items():
-            iv = tp.difference[m]
+        for name in ordered_pairs(rr.pairs):
+            iv = rr.pairs[name].difference[m]
             if iv.mean is None:
                 continue
-            ci = f"[{signed(iv.ci_low, 4)}, {signed(iv.ci_high, 4)}]"
-            tip = f"{run}, {name}: {signed(iv.mean, 4)} {ci}, n={iv.n}"
+            ci = bounds(iv.ci_low, iv.ci_high, sign=True)
+            tip = f"{run}, {name}: {signed(iv.mean)} {ci}, n={iv.n}"
             rows.append(
                 IntervalRow(
                     f"{run} · {name}", iv.mean, iv.ci_low, iv.ci_high, _pair_color(pairs, name), tip
                 )
             )
+            shown.append(name)
     title = f"Paired differences B−A of {m} per run and target pair"
-    body = interval_rows(rows, f"Δ {m} (B − A), {report.parameters.confidence:.0%} CI", title)
+    legend = [(p, _pair_color(pairs, p)) for p in ordered_pairs(shown)]
+    axis = f"Δ {m} (B − A), {report.parameters.confidence:.0%} CI"
+    body = interval_rows(rows, axis, title, legend)
     return Figure(body, title) if body else None
 
 
@@ -82,18 +74,19 @@ def saturation_plot(report: RescoreReport) -> Figure | None:
     measure = m if m in sat.bins else next(iter(sat.bins))
     rows = [
         IntervalRow(
-            f"{fmt.added(group)} (n={iv.n})",
+            f"{report_text.added(group)} (n={iv.n})",
             iv.mean,
             iv.ci_low,
             iv.ci_high,
-            PALETTE[2],
-            f"{sat.pair}, {fmt.added(group)} memories: n={iv.n}",
+            pair_color(sat.pair),
+            f"{sat.pair}, {report_text.added(group)} memories: n={iv.n}",
         )
         for group, iv in sat.bins[measure].items()
         if iv.mean is not None
     ]
     title = f"Mean {sat.pair} {measure} shift by memories added to Raw"
-    body = interval_rows(rows, f"mean {sat.pair} shift of {measure}", title)
+    legend = [(sat.pair, pair_color(sat.pair))]
+    body = interval_rows(rows, f"mean {sat.pair} shift of {measure}", title, legend)
     return Figure(body, title) if body else None
 
 
@@ -122,7 +115,8 @@ def coverage_plot(report: RescoreReport) -> Figure | None:
             )
         )
     title = f"Raw {m}: queries with a Canonical target minus those without"
-    body = interval_rows(rows, f"gap in Raw {m} (covered − excluded)", title)
+    legend = [("a run", PALETTE[0]), ("mean of the runs", PALETTE[1])]
+    body = interval_rows(rows, f"gap in Raw {m} (covered − excluded)", title, legend)
     return Figure(body, title) if body else None
 
 
@@ -143,10 +137,13 @@ def shift_distribution(report: RescoreReport, pair: str) -> Figure | None:
     counts_text = [f"n={h.n}" for _, h in rows]
     left = PAD + max_width(labels) + 12
     right = max_width(counts_text) + PAD + 12
-    top = PAD
+    legend_body, legend_end = svg.legend(
+        [("down", DOWN), ("unchanged", SAME), ("up", UP)], PAD, PAD + FONT_SIZE
+    )
+    top = PAD + 26
     scale = Scale(edges[0], edges[-1], left, left + plot_w)
     bottom = top + len(rows) * row_h
-    body = x_axis(
+    body = legend_body + x_axis(
         scale,
         [-1.0, -0.5, 0.0, 0.5, 1.0],
         bottom + 4,
@@ -220,38 +217,8 @@ def shift_distribution(report: RescoreReport, pair: str) -> Figure | None:
         "median, mean as a dot, range)"
     )
 
-    return Figure(svg.svg(left + plot_w + right, bottom + 48, body, title), caption)
-
-
-# --- heatmaps: instability (Table 16) ----------------------------------------------------
-
-
-def instability_heatmap(report: RescoreReport) -> Figure | None:
-    m, large = report.parameters.primary_measure, report.parameters.large_change
-    columns = list(report.pooled)
-    rows: list[tuple[str, Sequence[Share | None]]] = [
-        (run, [rr.pairs[c].instability[m].overall if c in rr.pairs else None for c in columns])
-        for run, rr in report.runs.items()
-    ]
-    rows.append(("all runs", [report.pooled[c].instability[m].overall for c in columns]))
-    title = f"Query-level instability of {m}: share of shared queries that change"
-    body = share_heatmap(rows, columns, large, title)
-    return Figure(body, title) if body else None
-
-
-def category_heatmap(report: RescoreReport) -> Figure | None:
-    m, large = report.parameters.primary_measure, report.parameters.large_change
-    columns = list(report.pooled)
-    cats = sorted({c for pp in report.pooled.values() for c in pp.instability[m].by_category})
-    if not cats:
-        return None
-    rows: list[tuple[str, Sequence[Share | None]]] = [
-        (cat, [report.pooled[c].instability[m].by_category.get(cat) for c in columns])
-        for cat in cats
-    ]
-    title = f"Instability of {m} by query category (all runs)"
-    body = share_heatmap(rows, columns, large, title)
-    return Figure(body, title) if body else None
+    width = max(left + plot_w + right, legend_end + PAD)
+    return Figure(svg.svg(width, bottom + 48, body, title), caption)
 
 
 # --- k-sensitivity ----------------------------------------------------------------------
@@ -259,7 +226,7 @@ def category_heatmap(report: RescoreReport) -> Figure | None:
 
 def k_curves(report: RescoreReport) -> Figure | None:
     """Per measure family, the pooled mean shift B−A at each cut-off, one line per pair."""
-    pairs = list(report.pooled)
+    pairs = ordered_pairs(report.pooled)
     families = list(next(iter(report.pooled.values())).k_sensitivity) if pairs else []
     if not families:
         return None
@@ -278,7 +245,7 @@ def k_curves(report: RescoreReport) -> Figure | None:
     ticks = svg.nice_ticks(min(0.0, *shifts), max(0.0, *shifts), 4)
     plot_w = max(150.0, 60.0 * len(ks))
     plot_h = 120.0
-    y_left = max_width([svg.tick_label(t) for t in ticks]) + 8
+    y_left = max_width([tick(t) for t in ticks]) + 8
     k_labels = [f"k={k}" for k in ks]
     panel_w = y_left + plot_w + max(24.0, text_width(k_labels[-1]) / 2 + 8)
     panel_h = 22 + plot_h + 40
@@ -300,12 +267,13 @@ def k_curves(report: RescoreReport) -> Figure | None:
         body.append(svg.text(x0 + plot_w / 2, py + 14, family, "middle", weight="bold"))
         for t in ticks:
             body.append(svg.line(x0, ys(t), x0 + plot_w, ys(t), GRID))
-            body.append(svg.text(x0 - 6, ys(t) + 4, svg.tick_label(t), "end"))
+            body.append(svg.text(x0 - 6, ys(t) + 4, tick(t), "end"))
         body.append(svg.line(x0, ys(0.0), x0 + plot_w, ys(0.0), "#333333", stroke_dasharray="3,3"))
         body.append(svg.line(x0, y0 + plot_h, x0 + plot_w, y0 + plot_h))
         for i, label in enumerate(k_labels):
             body.append(svg.text(kx(i), y0 + plot_h + 16, label, "middle"))
-        for name, pp in report.pooled.items():
+        for name in pairs:
+            pp = report.pooled[name]
             color = _pair_color(pairs, name)
             points = [
                 (kx(ks.index(s.k)), ys(s.shift), s)
@@ -313,13 +281,10 @@ def k_curves(report: RescoreReport) -> Figure | None:
                 if s.shift is not None
             ]
             if len(points) > 1:
-                path = " ".join(f"{x:.1f},{y:.1f}" for x, y, _ in points)
-                body.append(
-                    f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="2"/>'
-                )
+                body.append(svg.polyline([(x, y) for x, y, _ in points], color))
             for x, y, s in points:
                 tip = (
-                    f"{name}, {s.measure}: shift {signed(s.shift, 4)} "
+                    f"{name}, {s.measure}: shift {signed(s.shift)} "
                     f"(relative {pct(s.relative_shift)})"
                 )
                 body.append(svg.circle(x, y, 3.5, color, tip))
@@ -330,62 +295,6 @@ def k_curves(report: RescoreReport) -> Figure | None:
     width = max(PAD + per_row * panel_w, legend_end) + PAD
     title = "Cut-off sensitivity: pooled mean shift B−A per cut-off"
     return Figure(svg.svg(width, top + n_rows * panel_h + PAD, body, title), title)
-
-
-# --- winner flips -----------------------------------------------------------------------
-
-NO_FLIP, FLIP, SIGNIFICANT = "#eeeeee", "#fdae61", "#d73027"
-
-
-def winner_flip_matrix(report: RescoreReport) -> Figure | None:
-    """Run x run: whether the winner on the primary measure flips between targets (colour)
-    and on how many measures it flips (the number)."""
-    runs = list(report.runs)
-    if len(runs) < 2:
-        return None
-    m = report.parameters.primary_measure
-    n_measures = len(report.parameters.measures)
-    by_pair = {(p.run_a, p.run_b): p for p in report.run_pairs}
-    cell = max(28.0, text_width(str(n_measures)) + 12)
-    label_w = max_width(runs)
-    h_ext, v_ext = svg.rotated_extent(label_w)
-    legend_items = [(f"no flip on {m}", NO_FLIP), ("flip", FLIP), ("significant flip", SIGNIFICANT)]
-    legend_body, legend_end = svg.legend(legend_items, PAD, PAD + FONT_SIZE)
-    left = PAD + label_w + 12
-    top = PAD + 26 + v_ext + 6
-    body = list(legend_body)
-    for j, run in enumerate(runs):
-        body.append(svg.rotated_text(left + j * cell + cell / 2, top - 6, run))
-    for i, a in enumerate(runs):
-        y = top + i * cell
-        body.append(svg.text(left - 12, y + cell / 2 + 4, a, "end"))
-        for j, b in enumerate(runs):
-            x = left + j * cell
-            if i == j:
-                body.append(svg.rect(x, y, cell, cell, "#ffffff", stroke="#dddddd"))
-                continue
-            pair = by_pair.get((a, b)) or by_pair.get((b, a))
-            if pair is None:
-                continue
-            flips = sum(pair.winner_flip.values())
-            color = (
-                SIGNIFICANT
-                if pair.significant_flip[m]
-                else FLIP
-                if pair.winner_flip[m]
-                else NO_FLIP
-            )
-            winners = ", ".join(f"{t}: {w}" for t, w in pair.winner[m].items())
-            tip = (
-                f"{pair.run_a} vs {pair.run_b}: winner on {m} per target: {winners}; "
-                f"flips on {flips} of {n_measures} measures"
-            )
-            body.append(svg.rect(x, y, cell, cell, color, tip, stroke="#ffffff"))
-            fill = "#ffffff" if color == SIGNIFICANT else "#222222"
-            body.append(svg.text(x + cell / 2, y + cell / 2 + 4, flips, "middle", fill=fill))
-    width = max(left + len(runs) * cell + max(0.0, h_ext - cell / 2), legend_end) + PAD
-    title = f"Winner flips between targets: run pairs (colour: {m}; number: measures that flip)"
-    return Figure(svg.svg(width, top + len(runs) * cell + PAD, body, title), title)
 
 
 # --- design recommendation --------------------------------------------------------------
@@ -410,8 +319,9 @@ def design_chart(report: RescoreReport, fam: DesignFamily) -> Figure | None:
         for s in fam.settings
     ]
     fixed = fixed_label(fam.fixed)
-    title = f"Best {fam.key}" + (f" ({fixed})" if fixed else "") + f" on {m} per target"
-    axis = f"{fam.key} (mean {m} on shared queries; ★ best under the target)"
+    view = LABEL[report.parameters.subsets]
+    title = f"Best {fam.key}" + (f" ({fixed})" if fixed else "") + f" on {m} per target, {view}"
+    axis = f"{fam.key} (mean {m} on the {view}; ★ best under the target)"
     body = grouped_bars([s.label for s in fam.settings], targets, bars, axis, title)
     return Figure(body, title) if body else None
 
@@ -424,7 +334,7 @@ def _present(figures: Sequence[Figure | None]) -> list[Figure]:
 
 
 def shift_figures(report: RescoreReport) -> list[Figure]:
-    pairs = [p for p in SHIFT_PAIRS if p in report.pooled] or list(report.pooled)[:2]
+    pairs = [p for p in SHIFT_PAIRS if p in report.pooled] or ordered_pairs(report.pooled)[:2]
     return _present([shift_distribution(report, p) for p in pairs])
 
 

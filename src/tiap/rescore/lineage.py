@@ -8,7 +8,7 @@ integer key ``q * n_memories + m`` (query position ``q`` in the bundle, memory
 position ``m`` in the store), so relevance of a whole run under every target
 is one hash-table lookup of its ranked keys (:meth:`StoreTargets.relevance`).
 :func:`qrels_targets` builds the same arrays from target sets given directly
-(``target -> query_id -> relevant memory ids``). :mod:`tiap.rescore.index`
+(``target -> query_id -> relevant memory ids``). :mod:`tiap.rescore.target_index`
 puts these sets and a run's ranks together for the measures and for case
 extraction.
 """

@@ -135,6 +135,17 @@ class PooledPair(_Model):
     k_sensitivity: dict[str, list[KShift]]
 
 
+class PooledRuns(_Model):
+    """The runs the pooled figures pool over; ``left_out``: the raw-only runs left out
+    (none with ``pool_raw_only``); ``n_raw_only``: how many runs are raw-only."""
+
+    runs: list[str]
+    left_out: list[str]
+    n_raw_only: int
+    pool_raw_only: bool
+    reason: str
+
+
 class RunPairTarget(_Model):
     n_shared: int
     means_a: dict[str, Float]
@@ -145,6 +156,8 @@ class RunPairTarget(_Model):
 class RunPair(_Model):
     """Two runs compared under each target; ``winner`` is a run name or ``tie``."""
 
+    #: the queries compared: "matched" (the same for every target) or "per-target"
+    subsets: str = "per-target"
     run_a: str
     run_b: str
     targets: dict[str, RunPairTarget]
@@ -162,6 +175,8 @@ class DesignSetting(_Model):
 class DesignFamily(_Model):
     """Runs equal in every setting but ``key``: the winning setting per target and measure."""
 
+    #: the queries compared: "matched" (the same for every target) or "per-target"
+    subsets: str = "per-target"
     key: str
     fixed: dict[str, Any]
     settings: list[DesignSetting]
@@ -182,6 +197,10 @@ class Parameters(_Model):
     confidence: float
     change_tolerance: float
     large_change: float
+    #: the queries run pairs and design families compare (``run_pairs``, ``design``)
+    subsets: str = "per-target"
+    #: whether runs on raw-only stores enter the pooled figures (``pooled_runs``)
+    pool_raw_only: bool = True
 
 
 class Warnings(_Model):
@@ -211,6 +230,19 @@ class Headline(_Model):
     winner_flips: list[HeadlineFlip]
     n_winner_flips_all_measures: int
     design: list[HeadlineDesign]
+    #: the subsets the winner flips and design winners are on
+    subsets: str = "per-target"
+
+
+class OtherSubsets(_Model):
+    """Run pairs and design families on the subsets the report does not use by choice
+    (``subsets``); ``differs`` is whether any of their compared queries differ from
+    those of the report's ``run_pairs`` and ``design``."""
+
+    subsets: str
+    differs: bool
+    run_pairs: list[RunPair]
+    design: list[DesignFamily]
 
 
 # --- the paper's further analyses: coverage control (Section 5.1), target ordering
@@ -264,22 +296,29 @@ class Coverage(_Model):
 
 
 class TargetOrder(_Model):
-    """One run and measure: the targets from best to worst on the run's shared subset."""
+    """One run and measure: the targets from best to worst on the run's shared subset.
+
+    ``monotone`` is the paper's (Table 7): the scores follow Raw, Canonical, Source
+    (Source >= Canonical >= Raw); ``containment_consistent`` is tiap's: no target below
+    one it contains (Source >= max(Raw, Canonical))."""
 
     n: int
     order: str | None
     monotone: bool | None
+    containment_consistent: bool | None = None
 
 
 class TargetOrdering(_Model):
-    """Per run and measure, the ordering of the targets and whether it is monotone in
-    their breadth; ``counts[m][order]`` is how many runs have that ordering."""
+    """Per run and measure, the ordering of the targets, whether it is monotone (the
+    paper) and whether it is containment consistent (tiap); ``counts[m][order]`` is how
+    many runs have that ordering."""
 
     basis: str
     method: str
     runs: dict[str, dict[str, TargetOrder]] = Field(default_factory=dict)
     counts: dict[str, dict[str, int]] = Field(default_factory=dict)
     n_not_monotone: dict[str, int] = Field(default_factory=dict)
+    n_not_containment_consistent: dict[str, int] = Field(default_factory=dict)
 
 
 class Saturation(_Model):
@@ -332,6 +371,10 @@ class RescoreReport(_Model):
     pooled: dict[str, PooledPair]
     run_pairs: list[RunPair]
     design: list[DesignFamily]
+    #: run pairs and design families on the other subsets (matched or per-target)
+    other_subsets: OtherSubsets | None = None
+    #: the runs ``pooled`` pools over (absent from reports written before)
+    pooled_runs: PooledRuns | None = None
     headline: Headline
     #: the paper's further analyses (absent from reports written before they existed)
     coverage: Coverage | None = None

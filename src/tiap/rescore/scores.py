@@ -1,7 +1,7 @@
 """Per-query scores of every run under every target, as arrays.
 
-:func:`score_runs` scores a bundle through its :class:`~tiap.rescore.index.TargetIndex`:
-per store one lineage join, per run one :class:`~tiap.rescore.index.RunIndex`
+:func:`score_runs` scores a bundle through its :class:`~tiap.rescore.target_index.TargetIndex`:
+per store one lineage join, per run one :class:`~tiap.rescore.target_index.RunIndex`
 (the hashes of its ranked ids and one relevance matrix per target), then one
 column per measure (:func:`score_ranked`). :func:`score_rankings` does the
 same from target sets and rankings given directly (``query_id -> ids``),
@@ -18,10 +18,10 @@ import numpy as np
 
 from tiap.errors import TiapError
 from tiap.limits import check_k
-from tiap.rescore.index import RunIndex, TargetIndex
 from tiap.rescore.lineage import qrels_targets
 from tiap.rescore.metrics import Measure
 from tiap.rescore.ranking import ranked_ids
+from tiap.rescore.target_index import RunIndex, TargetIndex
 from tiap.rescore.targets import DEFAULT_TARGETS
 from tiap.traces.bundle import Bundle
 

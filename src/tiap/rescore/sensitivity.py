@@ -8,11 +8,11 @@ stack every (query, run) pair of the analysed runs.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from tiap.rescore.bootstrap import BootstrapBatch
 from tiap.rescore.common import (
     Categories,
     Settings,
@@ -33,7 +33,8 @@ from tiap.rescore.report_models import (
     TargetSummary,
 )
 from tiap.rescore.scores import RunScores, ScoreTable
-from tiap.rescore.stats import one_sample_t, pearson
+from tiap.stats.hypothesis import one_sample_t, pearson
+from tiap.stats.paired import BootstrapBatch
 
 
 @dataclass(frozen=True)
@@ -165,15 +166,18 @@ def confound(size_diff: np.ndarray, shift: np.ndarray) -> Confound:
     )
 
 
-def pooled_report(table: ScoreTable, settings: Settings) -> dict[str, PooledPair]:
-    """Every target pair over all (query, run) pairs of the analysed runs."""
+def pooled_report(
+    table: ScoreTable, settings: Settings, runs: Sequence[str] | None = None
+) -> dict[str, PooledPair]:
+    """Every target pair over all (query, run) pairs of ``runs`` (default: every
+    analysed run)."""
     cats = Categories.of(table.categories)
     focus = settings.focus()
     focus_names = [settings.names[i] for i in focus]
     out = {}
     m = len(settings.measures)
     for name, a, b in target_pairs(table.targets):
-        parts = [pair_data(s, a, b) for s in table.runs.values()]
+        parts = [pair_data(table.runs[r], a, b) for r in (table.runs if runs is None else runs)]
         va = np.vstack([p.values_a for p in parts]) if parts else np.empty((0, m))
         vb = np.vstack([p.values_b for p in parts]) if parts else np.empty((0, m))
         size_diff = np.concatenate([p.size_b - p.size_a for p in parts]) if parts else np.empty(0)

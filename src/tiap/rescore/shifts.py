@@ -20,9 +20,10 @@ the primary one.
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
-from tiap.rescore.bootstrap import BootstrapBatch, percentile_bounds, ratio_of
 from tiap.rescore.common import Settings, rnd, target_pairs
 from tiap.rescore.report_models import (
     Interval,
@@ -33,6 +34,7 @@ from tiap.rescore.report_models import (
 from tiap.rescore.scores import ScoreTable
 from tiap.rescore.sensitivity import pair_data
 from tiap.rescore.targets import RAW, SOURCE
+from tiap.stats.paired import BootstrapBatch, ratio_of
 
 #: Bin edges of the shift histograms: 21 bins of width 0.1 centred on -1.0 ... 1.0.
 EDGES: tuple[float, ...] = tuple(round(-1.05 + 0.1 * i, 2) for i in range(22))
@@ -131,7 +133,10 @@ def plan_bootstrap(table: ScoreTable, batch: BootstrapBatch, settings: Settings)
     if RAW not in table.targets or SOURCE not in table.targets:
         return
     sums, counts, shared, _, _ = _saturation_sums(table, settings.focus())
-    batch.add_resamples(SATURATION_KEY, shared, np.hstack([sums, counts]))
+    m = sums.shape[1]
+    batch.add_statistic(
+        SATURATION_KEY, shared, np.hstack([sums, counts]), partial(ratio_of, m=m), m
+    )
 
 
 def saturation_report(
@@ -146,8 +151,7 @@ def saturation_report(
     width = len(cols)
     sums, counts, shared, n_pairs, n_none = _saturation_sums(table, cols)
     total, items = sums[shared].sum(axis=0), counts[shared].sum(axis=0)
-    boot = ratio_of(batch.resampled(SATURATION_KEY), total.size)
-    low, high = percentile_bounds(boot, settings.confidence)
+    low, high = batch.bounds(SATURATION_KEY)
     with np.errstate(invalid="ignore", divide="ignore"):
         observed = np.where(items > 0, total / np.where(items > 0, items, 1.0), np.nan)
     bins: dict[str, dict[str, Interval]] = {m: {} for m in names}

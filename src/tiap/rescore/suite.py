@@ -32,12 +32,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
 from tiap.errors import TiapError
 from tiap.io import write_json
 from tiap.rescore.common import rnd
-from tiap.rescore.report_models import Float, RescoreReport, Share
+from tiap.rescore.report_models import Float, RescoreReport
+from tiap.rescore.suite_models import Means, SuiteGroup, SuiteReport, SuiteTask, TaskHeadline
+from tiap.rescore.suite_render import html, markdown
+from tiap.traces.bundle import BUILD_HINT
 
 #: The measure a suite reports when none is given (LMEB's).
 SUITE_MEASURE = "ndcg@10"
@@ -47,66 +48,17 @@ SUITE_MD = "suite.md"
 SUITE_HTML = "suite.html"
 BUNDLE_FILE = "bundle.toml"
 
-Means = dict[str, dict[str, Float]]
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class TaskHeadline(_Model):
-    """A task's target sensitivity on the suite's measure (from its report's headline)."""
-
-    instability: dict[str, Share]
-    n_run_pairs: int
-    winner_flips: int
-    n_design_families: int
-    design_flips: int
-
-
-class SuiteTask(_Model):
-    task: str
-    dataset: str
-    memory_type: str
-    bundle_name: str | None
-    n_queries: int
-    means: Means
-    n_evaluated: dict[str, dict[str, int]]
-    headline: TaskHeadline
-
-
-class SuiteGroup(_Model):
-    """A dataset (its tasks) or a memory type (its datasets) and its means."""
-
-    name: str
-    memory_type: str
-    members: list[str]
-    means: Means
-
-
-class SuiteReport(_Model):
-    schema_version: int = 1
-    measure: str
-    targets: list[str]
-    runs: list[str]
-    method: dict[str, str]
-    tasks: list[SuiteTask]
-    datasets: list[SuiteGroup]
-    memory_types: list[SuiteGroup]
-    mean_dataset: Means
-    mean_type: Means
-    #: ``mean_dataset`` / ``mean_type`` -> target -> the best run(s) there.
-    winners: dict[str, dict[str, list[str]]]
-    #: whether the best run differs between targets.
-    winner_flip: dict[str, bool]
-
-
 METHOD = {
     "task": "a run's mean over the task's queries whose target is non-empty",
     "dataset": "mean over the dataset's tasks (datasets keyed by memory type and name)",
     "mean_dataset": "Mean(Dataset): mean over datasets of their means",
     "memory_type": "mean over the memory type's datasets of their means",
     "mean_type": "Mean(Type): mean over memory types of their means",
+    "ordering": (
+        "per task, the runs whose target ordering on the suite's measure is not monotone "
+        "(the paper's Table 7: scores follow Raw, Canonical, Source) and not containment "
+        "consistent (tiap: Source >= max(Raw, Canonical))"
+    ),
     "undefined": (
         "a mean is null when any part it averages is (a run missing from a task, or a "
         "target empty for every query of a task)"
@@ -142,7 +94,9 @@ def find_bundles(paths: Sequence[str | Path]) -> list[SuiteEntry]:
             raise TiapError(f"{path}: bundle directory not found")
         found = sorted(p.parent for p in path.rglob(BUNDLE_FILE) if p.is_file())
         if not found:
-            raise TiapError(f"{path}: no bundle found (no {BUNDLE_FILE} in it or below it)")
+            raise TiapError(
+                f"{path}: no bundle found (no {BUNDLE_FILE} in it or below it); {BUILD_HINT}"
+            )
         entries += [SuiteEntry(d.relative_to(path).as_posix(), d) for d in found]
     seen: dict[str, Path] = {}
     for entry in entries:
@@ -171,6 +125,21 @@ def _mean_of(groups: Sequence[Means], runs: list[str], targets: list[str]) -> Me
     return {r: {t: _mean(g.get(r, {}).get(t) for g in groups) for t in targets} for r in runs}
 
 
+def _ordering(report: RescoreReport, measure: str) -> dict[str, int]:
+    """How many runs have a target ordering on ``measure``, and how many of them are not
+    monotone (the paper's rule) or not containment consistent (tiap's)."""
+    orders = [
+        by_m[measure]
+        for by_m in (report.target_order.runs.values() if report.target_order else [])
+        if measure in by_m and by_m[measure].order is not None
+    ]
+    return {
+        "n_ordered_runs": len(orders),
+        "n_not_monotone": sum(o.monotone is False for o in orders),
+        "n_not_containment_consistent": sum(o.containment_consistent is False for o in orders),
+    }
+
+
 def _task(task: str, memory_type: str | None, report: RescoreReport, measure: str) -> SuiteTask:
     head = report.headline
     return SuiteTask(
@@ -193,6 +162,8 @@ def _task(task: str, memory_type: str | None, report: RescoreReport, measure: st
             winner_flips=len(head.winner_flips),
             n_design_families=len(head.design),
             design_flips=sum(d.winner_flip for d in head.design),
+            subsets=head.subsets,
+            **_ordering(report, measure),
         ),
     )
 
@@ -210,10 +181,23 @@ def _winners(means: Means, targets: list[str], tol: float = 1e-9) -> dict[str, l
     return out
 
 
+#: the scales suite.md and suite.html can show scores on (``--scale``)
+SCALES: tuple[int, ...] = (1, 100)
+
+
+def check_scale(scale: int, option: str = "--scale") -> int:
+    """``scale`` when it is one of :data:`SCALES`; otherwise a one-line error."""
+    if isinstance(scale, bool) or scale not in SCALES:
+        raise TiapError(f"{option} must be 1 or 100 (got {scale!r})")
+    return scale
+
+
 def suite_report(
-    tasks: Sequence[tuple[str, str | None, RescoreReport]], measure: str
+    tasks: Sequence[tuple[str, str | None, RescoreReport]], measure: str, *, scale: int = 1
 ) -> SuiteReport:
-    """Aggregate ``(task, memory_type, report)`` triples on ``measure``."""
+    """Aggregate ``(task, memory_type, report)`` triples on ``measure``; ``scale``: the
+    scale suite.md and suite.html show scores on (1, or 100 as LMEB does)."""
+    check_scale(scale)
     if not tasks:
         raise TiapError("a suite needs at least one bundle")
     rows = [_task(name, mtype, report, measure) for name, mtype, report in tasks]
@@ -263,6 +247,7 @@ def suite_report(
         winner_flip={
             key: len({tuple(w) for w in by_t.values() if w}) > 1 for key, by_t in winners.items()
         },
+        scale=scale,
     )
 
 
@@ -287,6 +272,7 @@ def rescore_suite(
     out_dir: str | Path,
     *,
     primary: str | None = None,
+    scale: int = 1,
     on_task: Callable[[str, RescoreReport, dict[str, Path]], None] | None = None,
     **options: Any,
 ) -> SuiteResult:
@@ -296,8 +282,9 @@ def rescore_suite(
     ``options`` are :func:`~tiap.rescore.api.rescore_bundle`'s; ``primary`` is the
     suite's measure and every task's primary measure (default :func:`suite_primary`).
     Bundles are read, rescored and written one at a time; ``on_task(task, report,
-    paths)`` is called after each.
+    paths)`` is called after each. ``scale``: see :func:`suite_report`.
     """
+    check_scale(scale)
     from tiap.rescore.api import _measures, rescore_bundle, write_outputs
     from tiap.rescore.metrics import DEFAULT_KS, parse_ks
     from tiap.traces.bundle import read_bundle
@@ -316,13 +303,11 @@ def rescore_suite(
         tasks.append((entry.task, bundle.config.memory_type, result.report))
         if on_task is not None:
             on_task(entry.task, result.report, task_paths[entry.task])
-    report = suite_report(tasks, primary)
+    report = suite_report(tasks, primary, scale=scale)
     return SuiteResult(report, task_paths, write_suite(report, out))
 
 
 def write_suite(report: SuiteReport, out_dir: str | Path) -> dict[str, Path]:
-    from tiap.rescore import suite_render
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {
@@ -331,6 +316,6 @@ def write_suite(report: SuiteReport, out_dir: str | Path) -> dict[str, Path]:
         "suite_html": out / SUITE_HTML,
     }
     write_json(paths["suite_json"], report.model_dump(mode="json"))
-    paths["suite_md"].write_text(suite_render.markdown(report), encoding="utf-8", newline="\n")
-    paths["suite_html"].write_text(suite_render.html(report), encoding="utf-8", newline="\n")
+    paths["suite_md"].write_text(markdown(report), encoding="utf-8", newline="\n")
+    paths["suite_html"].write_text(html(report), encoding="utf-8", newline="\n")
     return paths

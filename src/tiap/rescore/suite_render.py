@@ -1,24 +1,35 @@
-"""``suite.md`` and ``suite.html``: the suite report as blocks (:mod:`tiap.rescore.doc`),
+"""``suite.md`` and ``suite.html``: the suite report as blocks (:mod:`tiap.report.blocks`),
 with grouped-bar figures of Mean(Dataset) and Mean(Type) in the HTML."""
 
 from __future__ import annotations
 
-from tiap.rescore import doc
-from tiap.rescore.charts import Bar, grouped_bars
-from tiap.rescore.doc import Block, Cell, Data, data, heading, para, table
-from tiap.rescore.figures import Figure
-from tiap.rescore.html import figures_html, page
-from tiap.rescore.suite import Means, SuiteReport
+from tiap.report.blocks import (
+    Block,
+    Bullets,
+    Cell,
+    Data,
+    Figure,
+    Figures,
+    Fragment,
+    Table,
+    data,
+    heading,
+    para,
+    table,
+)
+from tiap.report.charts import Bar, grouped_bars
+from tiap.report.html import to_html
+from tiap.report.markdown import to_markdown
+from tiap.report.numbers import MISSING, num, pct
+from tiap.report.page import page
+from tiap.rescore.suite_models import Means, SuiteReport
 
-DASH = "–"
+SCALED = " Scores are shown on LMEB's 0-100 scale (suite.json keeps 0-1)."
 
 
-def _num(value: float | None) -> str:
-    return DASH if value is None else f"{value:.4f}"
-
-
-def _pct(value: float | None) -> str:
-    return DASH if value is None else f"{100 * value:.1f}%"
+def score(r: SuiteReport, value: float | None) -> str:
+    """A score on the report's scale (``num`` of the value times ``r.scale``)."""
+    return num(None if value is None else value * r.scale)
 
 
 def _title(r: SuiteReport) -> list[Block]:
@@ -30,30 +41,38 @@ def _title(r: SuiteReport) -> list[Block]:
             "mean over the task's queries whose target is non-empty; a dataset's is the mean of "
             "its tasks'; Mean(Dataset) is the mean over datasets; a memory type's score is the "
             "mean of its datasets', and Mean(Type) the mean over memory types. A mean is "
-            f"undefined ({DASH}) when any part it averages is."
+            f"undefined ({MISSING}) when any part it averages is."
+            + (
+                " Scores are shown on LMEB's 0-100 scale (suite.json keeps 0-1)."
+                if r.scale == 100
+                else ""
+            )
         ),
     ]
 
 
-def _runs_table(means_a: Means, means_b: Means, r: SuiteReport) -> doc.Table:
+def _runs_table(means_a: Means, means_b: Means, r: SuiteReport) -> Table:
     header: list[Cell] = ["run"]
     for t in r.targets:
         header += [f"Mean(Dataset) {t}", f"Mean(Type) {t}"]
     rows: list[list[Cell]] = [
-        [data(run), *(x for t in r.targets for x in (_num(means_a[run][t]), _num(means_b[run][t])))]
+        [
+            data(run),
+            *(x for t in r.targets for x in (score(r, means_a[run][t]), score(r, means_b[run][t]))),
+        ]
         for run in r.runs
     ]
     return table(header, rows)
 
 
 def _winners(r: SuiteReport, key: str, label: str) -> Block:
-    parts: list[doc.Fragment] = [f"Best run on {label} per target: "]
+    parts: list[Fragment] = [f"Best run on {label} per target: "]
     for i, t in enumerate(r.targets):
         names = r.winners[key].get(t, [])
         parts.append(("; " if i else "") + f"{t}: ")
         parts += [x for j, w in enumerate(names) for x in ((", " if j else ""), Data(w))]
         if not names:
-            parts.append(DASH)
+            parts.append(MISSING)
     flip = " The best run changes with the target." if r.winner_flip[key] else ""
     return para(*parts, "." + flip)
 
@@ -69,7 +88,7 @@ def _overall(r: SuiteReport) -> list[Block]:
 
 def _groups(r: SuiteReport) -> list[Block]:
     type_rows: list[list[Cell]] = [
-        [data(g.name), data(run), *(_num(g.means[run][t]) for t in r.targets)]
+        [data(g.name), data(run), *(score(r, g.means[run][t]) for t in r.targets)]
         for g in r.memory_types
         for run in r.runs
     ]
@@ -77,7 +96,7 @@ def _groups(r: SuiteReport) -> list[Block]:
     for g in r.datasets:
         for run in r.runs:
             cells: list[Cell] = [data(g.memory_type), data(g.name), len(g.members), data(run)]
-            dataset_rows.append(cells + [_num(g.means[run][t]) for t in r.targets])
+            dataset_rows.append(cells + [score(r, g.means[run][t]) for t in r.targets])
     return [
         heading(2, "Memory types"),
         table(["memory type", "run", *r.targets], type_rows),
@@ -99,7 +118,7 @@ def _tasks(r: SuiteReport) -> list[Block]:
                     data(task.dataset),
                     data(run),
                     *(
-                        f"{_num(task.means[run].get(t))} (n={task.n_evaluated[run].get(t, 0)})"
+                        f"{score(r, task.means[run].get(t))} (n={task.n_evaluated[run].get(t, 0)})"
                         for t in r.targets
                     ),
                 ]
@@ -113,18 +132,21 @@ def _tasks(r: SuiteReport) -> list[Block]:
 
 def _headlines(r: SuiteReport) -> list[Block]:
     pairs = list(dict.fromkeys(p for t in r.tasks for p in t.headline.instability))
+    views = "/".join(dict.fromkeys(t.headline.subsets for t in r.tasks))
     rows: list[list[Cell]] = [
         [
             data(t.task),
             t.n_queries,
             *(
-                _pct(t.headline.instability[p].share_changed)
+                pct(t.headline.instability[p].share_changed)
                 if p in t.headline.instability
-                else DASH
+                else MISSING
                 for p in pairs
             ),
             f"{t.headline.winner_flips} of {t.headline.n_run_pairs}",
             f"{t.headline.design_flips} of {t.headline.n_design_families}",
+            f"{t.headline.n_not_monotone} of {t.headline.n_ordered_runs}",
+            f"{t.headline.n_not_containment_consistent} of {t.headline.n_ordered_runs}",
         ]
         for t in r.tasks
     ]
@@ -132,11 +154,22 @@ def _headlines(r: SuiteReport) -> list[Block]:
         heading(2, "Target sensitivity per task"),
         para(
             f"Share of shared (query, run) pairs whose {r.measure} changes between the two "
-            f"targets; run pairs whose winner on {r.measure} flips between targets; design "
-            "families whose best setting flips."
+            "targets (pooled over the task's runs, those on raw-only stores left out unless "
+            f"--pool-raw-only); run pairs whose winner on {r.measure} flips between targets; "
+            "design families whose best setting flips; runs whose target ordering is not monotone "
+            "(the paper's Table 7: Source ≥ Canonical ≥ Raw) and not containment consistent "
+            "(tiap: Source ≥ max(Raw, Canonical))."
         ),
         table(
-            ["task", "queries", *(f"changed {p}" for p in pairs), "winner flips", "design flips"],
+            [
+                "task",
+                "queries",
+                *(f"changed {p}" for p in pairs),
+                f"winner flips ({views} subsets)",
+                f"design flips ({views} subsets)",
+                "nonmonotone runs (paper)",
+                "not containment consistent",
+            ],
             rows,
         ),
     ]
@@ -145,7 +178,7 @@ def _headlines(r: SuiteReport) -> list[Block]:
 def _method(r: SuiteReport) -> list[Block]:
     return [
         heading(2, "Conventions"),
-        doc.Bullets([(f"**{k}**: {v}",) for k, v in r.method.items()]),
+        Bullets([(f"**{k}**: {v}",) for k, v in r.method.items()]),
     ]
 
 
@@ -157,15 +190,15 @@ def blocks(r: SuiteReport) -> list[Block]:
 
 
 def markdown(r: SuiteReport) -> str:
-    return "\n".join(doc.to_markdown(blocks(r))).rstrip() + "\n"
+    return to_markdown(blocks(r))
 
 
 def _bars(r: SuiteReport, means: Means, key: str, label: str) -> Figure | None:
     bars = [
         [
             Bar(
-                means[run][t],
-                f"{run}, {t}: {_num(means[run][t])}",
+                None if (value := means[run][t]) is None else value * r.scale,
+                f"{run}, {t}: {score(r, means[run][t])}",
                 run in r.winners[key].get(t, []),
             )
             for t in r.targets
@@ -186,9 +219,9 @@ def html(r: SuiteReport) -> str:
         )
         if f is not None
     ]
-    parts = []
+    out: list[Block] = []
     for section in SECTIONS:
-        parts.append(doc.to_html(section(r)))
+        out += section(r)
         if section is _overall:
-            parts.append(figures_html(figs))
-    return page(f"Suite: {len(r.tasks)} tasks on {r.measure}", "\n".join(p for p in parts if p))
+            out.append(Figures(figs))
+    return page(f"Suite: {len(r.tasks)} tasks on {r.measure}", to_html(out))

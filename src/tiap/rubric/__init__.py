@@ -3,8 +3,8 @@
 from tiap.rubric.loader import DEFAULT_RUBRIC, builtin_rubrics, load_rubric, parse_rubric
 from tiap.rubric.models import RUBRIC_FOR_KIND, Rubric, RubricLabel
 from tiap.rubric.parse import ParsedJudgment, parse_judgment
+from tiap.rubric.prompt import fence, render_messages
 from tiap.rubric.reasons import Reason
-from tiap.rubric.render import fence, render_messages
 
 __all__ = [
     "DEFAULT_RUBRIC",

@@ -14,6 +14,7 @@ from pydantic import (
     ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
+    StrictBool,
     create_model,
     model_serializer,
     model_validator,
@@ -71,6 +72,9 @@ class Rubric(BaseModel):
     fields: list[str] = Field(min_length=1)
     #: the kind of case the rubric judges: ``contested`` credits or ``qrels`` pairs.
     case_kind: RubricCaseKind = DEFAULT_CASE_KIND
+    #: the labels are ordered, in the order listed (``ordinal = true``): the agreement
+    #: report then adds its ordinal figures (weighted kappa, Gwet's AC2, ordinal alpha)
+    ordinal: StrictBool = False
     prompt: PromptTemplates
 
     @model_validator(mode="after")
@@ -93,6 +97,8 @@ class Rubric(BaseModel):
                 raise ValueError("binary collapse must map onto exactly two binary labels")
             if self.binary_positive not in set(self.binary.values()):
                 raise ValueError("binary_positive must be one of the binary labels")
+            if self.ordinal:
+                self._collapse_cuts_the_order_once(names)
         elif self.binary_positive is not None:
             raise ValueError("binary_positive given without a binary collapse")
         for part in ("system", "user"):
@@ -103,6 +109,22 @@ class Rubric(BaseModel):
                         f"placeholder ({', '.join(sorted(RUBRIC_PLACEHOLDERS))}) nor in 'fields'"
                     )
         return self
+
+    def _collapse_cuts_the_order_once(self, names: list[str]) -> None:
+        """An ordinal rubric's binary collapse keeps the order: each binary label covers
+        one run of neighbouring labels (a cut point, not a shuffle)."""
+        runs = [
+            self.binary[n]
+            for i, n in enumerate(names)
+            if i == 0 or self.binary[n] != self.binary[names[i - 1]]
+        ]
+        if len(runs) != 2:
+            order = ", ".join(f"{n} -> {self.binary[n]}" for n in names)
+            raise ValueError(
+                "ordinal = true: the binary collapse must cut the labels' order once (each "
+                f"binary label a run of neighbouring labels), but it maps {order}; list the "
+                "labels in their order, or set ordinal = false"
+            )
 
     @property
     def label_names(self) -> list[str]:
@@ -127,11 +149,14 @@ class Rubric(BaseModel):
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """The rubric's content; the case kind only when it is not the default, so a
-        rubric written before rubrics declared a kind keeps its content (and hash)."""
+        """The rubric's content; the case kind only when it is not the default, and
+        ``ordinal`` only when true, so a rubric written before rubrics declared them
+        keeps its content (and hash)."""
         data: dict[str, Any] = handler(self)
         if data.get("case_kind") == DEFAULT_CASE_KIND:
             del data["case_kind"]
+        if data.get("ordinal") is False:  # likewise a rubric of unordered labels
+            del data["ordinal"]
         return data
 
     @cached_property

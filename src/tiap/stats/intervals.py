@@ -59,6 +59,7 @@ __all__ = [
     "CONFIDENCE",
     "RELIABLE_PERCENTILE_N",
     "ShareMethod",
+    "check_confidence",
     "clopper_pearson_interval",
     "percentile_reliable",
     "share_interval",
@@ -75,7 +76,8 @@ def _counts(successes: object, n: object) -> tuple[int, int]:
     return k, total
 
 
-def _confidence(confidence: object) -> float:
+def check_confidence(confidence: object) -> float:
+    """A confidence level: a finite number in (0, 1), else a :class:`LimitError`."""
     if isinstance(confidence, bool) or not isinstance(confidence, int | float):
         raise LimitError("confidence", f"must be a number in (0, 1) (got {confidence!r})")
     c = float(confidence)
@@ -90,7 +92,7 @@ def wilson_interval(successes: int, n: int, confidence: float = CONFIDENCE) -> t
     ``n`` must be at least 1, ``successes`` in ``[0, n]`` and ``confidence`` in
     (0, 1); anything else raises a one-line :class:`~tiap.limits.LimitError`."""
     k, total = _counts(successes, n)
-    c = _confidence(confidence)
+    c = check_confidence(confidence)
     z = NormalDist().inv_cdf(1.0 - (1.0 - c) / 2.0)
     p = k / total
     z2n = z * z / total
@@ -109,7 +111,7 @@ def clopper_pearson_interval(
     from scipy.special import betaincinv  # the beta quantile; scipy loads on first use
 
     k, total = _counts(successes, n)
-    alpha = 1.0 - _confidence(confidence)
+    alpha = 1.0 - check_confidence(confidence)
     lower = 0.0 if k == 0 else float(betaincinv(k, total - k + 1, alpha / 2.0))
     upper = 1.0 if k == total else float(betaincinv(k + 1, total - k, 1.0 - alpha / 2.0))
     return lower, upper

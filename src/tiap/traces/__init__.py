@@ -1,7 +1,7 @@
 """Trace bundles: the bundle format, dataset adapters, native stores and baseline retrievers.
 
 The names below are imported when first used, so that importing a light submodule
-(``tiap.traces.datasets``, which the command line reads for its help) does not load
+(``tiap.traces.dataset_registry``, which the command line reads for its help) does not load
 the bundle reader and its models.
 """
 

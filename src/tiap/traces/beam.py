@@ -45,8 +45,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from tiap.errors import InputError, TiapError
 from tiap.io import decode_utf8, describe_validation_error, load_json
 from tiap.limits import MAX_TEXT_CHARS, check_int
-from tiap.traces.dataset import DatasetTraces, Turn
-from tiap.traces.datasets import BEAM_MAX_CHARS
+from tiap.traces.adapter_output import DatasetTraces, Turn
+from tiap.traces.dataset_registry import BEAM_MAX_CHARS
 from tiap.traces.models import Query, Source
 from tiap.traces.report import IssueLog
 

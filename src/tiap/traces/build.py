@@ -6,7 +6,8 @@ stores, ranks every store with every requested retriever (one run per
 ``(retriever, store)``, named ``<retriever>-<store>``), optionally attaches
 existing run files, and returns the :class:`~tiap.traces.bundle.Bundle` with its
 :class:`~tiap.traces.report.BuildReport`. :func:`write_build` writes both.
-Progress and one-line summaries go to a :class:`Reporter` (silent by default).
+Progress and one-line summaries go to a :class:`tiap.progress.Reporter` (silent
+by default).
 """
 
 from __future__ import annotations
@@ -15,8 +16,6 @@ import re
 import shutil
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -25,6 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from tiap.errors import InputError, TiapError
 from tiap.io import iter_jsonl, write_json
+from tiap.progress import NoReporter, Reporter
+from tiap.traces.adapter_output import DatasetTraces
 from tiap.traces.bundle import (
     CONFIG_FILE,
     QUERIES_FILE,
@@ -38,11 +39,10 @@ from tiap.traces.bundle import (
     exclusion_reasons,
     write_bundle,
 )
-from tiap.traces.dataset import DatasetTraces
 from tiap.traces.models import BundleConfig, RunConfig, RunEntry, cutoff
 from tiap.traces.report import BuildReport, IssueLog
-from tiap.traces.retrieve import make_retriever, rank_store, scope_groups
-from tiap.traces.retrieve.base import RankTimings, Retriever
+from tiap.traces.retrieve import make_retriever, rank_store, require_retrievers, scope_groups
+from tiap.traces.retrieve.retriever import RankTimings, Retriever
 from tiap.traces.stores import BuiltStores, build_stores, default_stores
 from tiap.traces.trec import TREC_SUFFIXES, read_trec_entries
 
@@ -65,18 +65,6 @@ class BuildOptions(BaseModel):
     @classmethod
     def _cutoff(cls, value: object) -> int:
         return cutoff(value)
-
-
-class Reporter:
-    """Receives progress and summaries; the default one is silent."""
-
-    def message(self, text: str) -> None:
-        """One line saying what a step built."""
-
-    @contextmanager
-    def step(self, description: str, total: int | None) -> Iterator[Callable[[int], None]]:
-        """A long step with ``total`` units; yields ``advance(n)``."""
-        yield lambda n: None
 
 
 @dataclass
@@ -138,7 +126,8 @@ def build_bundle(
     opts = options or BuildOptions()
     if not ds.queries:
         raise TiapError(no_queries_problem(ds))
-    rep = reporter or Reporter()
+    require_retrievers(opts.retrievers)  # a missing extra is found before the work
+    rep = reporter or NoReporter()
     timings: dict[str, float] = {"parse": 0.0, "index": 0.0, "retrieve": 0.0, "assemble": 0.0}
     store_names = opts.stores or default_stores(ds)
     retrievers = [make_retriever(r) for r in dict.fromkeys(opts.retrievers)]

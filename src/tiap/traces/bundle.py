@@ -113,14 +113,23 @@ class Bundle:
 # --------------------------------------------------------------------------- reading
 
 
+#: what an error says to someone who gave a benchmark's own files where a bundle goes
+BUILD_HINT = (
+    "a benchmark's own file or folder is made into a bundle by "
+    "'tiap traces build DATASET PATH --out DIR' (see 'tiap traces build --help')"
+)
+
+
 def read_config(root: Path) -> BundleConfig:
     path = root / CONFIG_FILE
     if not root.exists():
         raise InputError(root, "bundle directory not found")
     if not root.is_dir():
-        raise InputError(root, "not a directory (a bundle is a directory with a bundle.toml)")
+        raise InputError(
+            root, f"not a directory (a bundle is a directory with a bundle.toml); {BUILD_HINT}"
+        )
     if not path.exists() and not path.is_symlink():
-        raise InputError(path, "file not found (every bundle needs a bundle.toml)")
+        raise InputError(path, f"file not found (every bundle needs a bundle.toml); {BUILD_HINT}")
     _inside(root, path)
     return parse_toml(read_text_input(path), path, BundleConfig)
 

@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, field_validator
 from tiap.cells import restore
 from tiap.errors import InputError, TiapError
 from tiap.io import iter_jsonl, read_text_input, text_lines
-from tiap.traces.dataset import DatasetTraces
+from tiap.traces.adapter_output import DatasetTraces
 from tiap.traces.models import Query, Source
 
 

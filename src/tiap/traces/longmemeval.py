@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from tiap.errors import InputError, TiapError
 from tiap.io import describe_validation_error
-from tiap.traces.dataset import DatasetTraces, Turn
+from tiap.traces.adapter_output import DatasetTraces, Turn
 from tiap.traces.jsonstream import StreamInfo, iter_json_list
 from tiap.traces.models import Query, Source
 from tiap.traces.report import IssueLog

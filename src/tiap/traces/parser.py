@@ -32,7 +32,7 @@ from datetime import date, datetime, timedelta
 from functools import lru_cache
 
 from tiap.stopwords import ENGLISH
-from tiap.traces.dataset import Turn
+from tiap.traces.adapter_output import Turn
 from tiap.traces.models import Memory
 
 DENSITIES: tuple[int, ...] = (1, 5, 8)

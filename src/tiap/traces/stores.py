@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tiap.errors import TiapError
-from tiap.traces.dataset import DatasetTraces
+from tiap.traces.adapter_output import DatasetTraces
 from tiap.traces.models import Memory, StoreConfig
 from tiap.traces.parser import DENSITIES, parse_turns, parser_store_name
 

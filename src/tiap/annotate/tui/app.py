@@ -23,7 +23,7 @@ from textual.widgets import Footer
 
 from tiap import runtime
 from tiap.annotate.session import AnnotationSession
-from tiap.annotate.tui import render
+from tiap.annotate.tui import pane_text
 from tiap.annotate.tui.dialogs import HelpScreen, TextPrompt
 from tiap.annotate.tui.panes import TextLine, TextPane
 from tiap.errors import TiapError
@@ -82,7 +82,7 @@ class CaseScreen(Screen[None]):
         self.shown_case_id: str | None = None
         self._shown: dict[str, Text] = {}
         self._views: OrderedDict[str, CaseView] = OrderedDict()
-        self._rubric_table = render.rubric_table(session)
+        self._rubric_table = pane_text.rubric_table(session)
         self._rubric_lines: tuple[int, list[Strip]] = (-1, [])
 
     # ----------------------------------------------------------------- layout
@@ -91,7 +91,7 @@ class CaseScreen(Screen[None]):
         yield TextLine(id="status")
         yield TextPane(id="head-pane")
         kind = self.session.rubric.case_kind
-        left, right = render.PANE_TITLES[kind]
+        left, right = pane_text.PANE_TITLES[kind]
         with Horizontal(id="middle"):
             evidence = TextPane(id="evidence-pane")
             evidence.border_title = left
@@ -99,7 +99,7 @@ class CaseScreen(Screen[None]):
             memory = TextPane(id="memory-pane")
             memory.border_title = right
             memory.border_subtitle = (
-                render.DOCUMENT_LEGEND if kind == "qrels" else render.MEMORY_LEGEND
+                pane_text.DOCUMENT_LEGEND if kind == "qrels" else pane_text.MEMORY_LEGEND
             )
             yield memory
         labels = TextPane(id="labels-pane")
@@ -135,11 +135,11 @@ class CaseScreen(Screen[None]):
         if view is not None and view.widths == widths:
             self._views.move_to_end(case.case_id)
             return view
-        cues = render.cues_for(case)
+        cues = pane_text.cues_for(case)
         parts = (
-            (render.case_head(case, cues),),
-            (render.evidence_text(case, cues),),
-            (render.memory_text(case, cues),),
+            (pane_text.case_head(case, cues),),
+            (pane_text.evidence_text(case, cues),),
+            (pane_text.memory_text(case, cues),),
         )
         lines = tuple(
             pane.render_parts(texts, width)
@@ -180,7 +180,7 @@ class CaseScreen(Screen[None]):
 
     def draw_labels(self, *, home: bool = False) -> None:
         panel = self.session.panel_labels() if self.revealed else None
-        mine = render.mine_text(self.session, revealed=self.revealed, panel=panel)
+        mine = pane_text.mine_text(self.session, revealed=self.revealed, panel=panel)
         pane = self._labels_pane
         if self._shown.get("mine") != mine:
             self._shown["mine"] = mine
@@ -189,7 +189,7 @@ class CaseScreen(Screen[None]):
             pane.show((mine, self._rubric_table), lines, width=width, home=home)
         elif home:
             pane.scroll_home(animate=False)
-        self._show_line("status", render.status_line(self.session))
+        self._show_line("status", pane_text.status_line(self.session))
 
     def _show_line(self, pane_id: str, text: Text) -> None:
         if self._shown.get(pane_id) != text:

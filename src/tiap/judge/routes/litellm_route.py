@@ -1,7 +1,9 @@
 """The litellm route: one attempt through ``litellm.acompletion``.
 
-litellm is imported here, lazily, the first time a model is called (never by
-``tiap --help``, ``--dry-run`` or a re-run answered from the cache). Set
+litellm is imported here, lazily, when a run first needs it (never by ``tiap
+--help``, ``--dry-run``, a re-run answered from the cache, or a panel whose judges
+all take the direct or the offline route); the run's hook is told first
+(:func:`tiap.judge.routes.base.announce_load`). Set
 ``LITELLM_LOCAL_MODEL_COST_MAP=True`` in the environment before that (the
 ``tiap`` command does) or litellm fetches its model-cost map from the network
 at import. litellm is called with ``max_retries=0`` and its own cache off (per
@@ -11,142 +13,34 @@ trickling in a few bytes at a time would never reach it). litellm reads the
 whole reply before tiap sees it: a reply past ``max_reply_bytes`` is cut after
 the fact (the direct route stops reading instead).
 
-What litellm needs from its globals for tiap's calls (tiap's offline provider
-registered, its debug prints off, its logger quiet) is set only while calls run,
-by :func:`litellm_session`, and restored afterwards: a caller's litellm set-up
-is as it was once tiap is done.
+What litellm needs from its globals for tiap's calls (its debug prints off, its
+logger quiet) is set only while calls run, by
+:func:`~tiap.judge.routes.litellm_core.litellm_session`, and restored afterwards:
+a caller's litellm set-up is as it was once tiap is done.
+The route's batch API is litellm's (:mod:`tiap.judge.routes.litellm_batch`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib
-import logging
-import os
+import contextlib
 import sys
-import threading
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
-from typing import Any
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
-from tiap import runtime
+from tiap.judge.pricing import cost_policy
+from tiap.judge.routes.base import Attempt, BatchOffer
+from tiap.judge.routes.litellm_core import NAME, NO_LITELLM_CACHE, litellm_session, response_record
 from tiap.judge.routes.reply import Reply, bounded
 
-#: per-call options that keep litellm's own cache out of every call (tiap has its own).
-NO_LITELLM_CACHE: dict[str, Any] = {"caching": False, "cache": {"no-cache": True, "no-store": True}}
-
-#: litellm's tokenizer module: its import sets ``TIKTOKEN_CACHE_DIR`` in the environment.
-_TOKENIZER_MODULE = "litellm.litellm_core_utils.default_encoding"
-_import_lock = threading.Lock()
+if TYPE_CHECKING:
+    from tiap.judge.panel import JudgeSpec
 
 
-def litellm_module() -> Any:
-    """litellm, imported on first use. Inside :func:`tiap.runtime.tuned` the
-    objects its import leaves are frozen out of the cyclic GC (see there)."""
-    import litellm
-
-    _load_tokenizer()
-    runtime.long_lived("litellm")
-    return litellm
-
-
-def _load_tokenizer() -> None:
-    """Load litellm's default tokenizer now, as it would on its first call, and put
-    back the environment variable its import sets (``TIKTOKEN_CACHE_DIR``): litellm
-    needs it only while that import reads the tokenizer file it ships."""
-    with _import_lock:
-        if _TOKENIZER_MODULE in sys.modules:
-            return
-        before = os.environ.get("TIKTOKEN_CACHE_DIR")
-        try:
-            importlib.import_module(_TOKENIZER_MODULE)
-        finally:
-            if before is None:
-                os.environ.pop("TIKTOKEN_CACHE_DIR", None)
-            else:
-                os.environ["TIKTOKEN_CACHE_DIR"] = before
-
-
-class _Session:
-    """How many :func:`litellm_session` blocks are open, and what they replaced."""
-
-    lock = threading.Lock()
-    depth = 0
-    stack: ExitStack | None = None
-
-
-@contextmanager
-def _quiet(litellm: Any) -> Iterator[None]:
-    # litellm's own warnings (e.g. its logging worker changing event loop) are noise
-    # here: tiap reports every failure itself, with secrets scrubbed. Its debug
-    # prints on every exception go to stdout.
-    logger = logging.getLogger("LiteLLM")
-    level, suppress = logger.level, litellm.suppress_debug_info
-    logger.setLevel(logging.ERROR)
-    litellm.suppress_debug_info = True
-    try:
-        yield
-    finally:
-        litellm.suppress_debug_info = suppress
-        logger.setLevel(level)
-
-
-@contextmanager
-def litellm_session() -> Iterator[Any]:
-    """litellm, set up for tiap's calls while the block runs: the offline judges'
-    provider registered, debug prints suppressed, its logger at ERROR. Blocks
-    nest (also across threads); the outermost one restores what it changed."""
-    from tiap.judge import offline
-
-    litellm = litellm_module()
-    with _Session.lock:
-        if _Session.depth == 0:
-            stack = ExitStack()
-            stack.enter_context(_quiet(litellm))
-            stack.enter_context(offline.registered(litellm))
-            _Session.stack = stack
-        _Session.depth += 1
-    try:
-        yield litellm
-    finally:
-        with _Session.lock:
-            _Session.depth -= 1
-            if _Session.depth == 0 and _Session.stack is not None:
-                stack, _Session.stack = _Session.stack, None
-                stack.close()
-
-
-def _message_field(message: Any, name: str) -> Any:
-    value = getattr(message, name, None)
-    if value is None and isinstance(message, dict):
-        value = message.get(name)
-    return value
-
-
-def response_record(resp: Any) -> dict[str, Any]:
-    """The part of a litellm response tiap stores (and answers re-runs from)."""
-    choice = resp.choices[0] if getattr(resp, "choices", None) else None
-    message = getattr(choice, "message", None)
-    content = _message_field(message, "content")
-    usage = getattr(resp, "usage", None)
-    record: dict[str, Any] = {
-        "id": getattr(resp, "id", None),
-        "model": getattr(resp, "model", None),
-        "content": content if isinstance(content, str) else None,
-        "finish_reason": getattr(choice, "finish_reason", None),
-        "usage": {
-            "prompt_tokens": getattr(usage, "prompt_tokens", None),
-            "completion_tokens": getattr(usage, "completion_tokens", None),
-        },
-    }
-    refusal = _message_field(message, "refusal")
-    if isinstance(refusal, str) and refusal:
-        record["refusal"] = refusal
-    return record
-
-
-async def attempt(
-    kwargs: dict[str, Any], *, api_key: str | None, timeout_s: float, max_reply_bytes: int
+async def send(
+    kwargs: Mapping[str, Any], *, api_key: str | None, timeout_s: float, max_reply_bytes: int
 ) -> Reply:
     """One attempt (inside :func:`litellm_session`); raises what litellm raised, or
     :class:`TimeoutError` past ``timeout_s``."""
@@ -160,3 +54,65 @@ async def attempt(
     hidden = getattr(resp, "_hidden_params", None) or {}
     cost = hidden.get("response_cost") if isinstance(hidden, dict) else None
     return Reply(record, float(cost) if isinstance(cost, int | float) else None)
+
+
+@lru_cache(maxsize=256)
+def _cost_known(model: str, cin: float | None, cout: float | None) -> bool:
+    """Whether litellm's figure is a call's cost (:func:`tiap.judge.pricing.cost_policy`)."""
+    from tiap.judge.panel import JudgeSpec
+
+    judge = JudgeSpec(name="price", model=model, input_cost_per_mtok=cin, output_cost_per_mtok=cout)
+    return cost_policy(judge).known
+
+
+class LitellmRoute:
+    """The litellm route (registered as ``litellm``): any model litellm names; the
+    cost of a call is litellm's figure."""
+
+    name = NAME
+
+    def __init__(self) -> None:
+        self._warm: set[tuple[str, str | None]] = set()
+
+    def prepare(self, judge: JudgeSpec, kwargs: Mapping[str, Any]) -> None:
+        """litellm imported, and the request of this judge built once without sending
+        it: litellm loads much of a provider's code on its first call, which would
+        otherwise count against that call's deadline."""
+        key = (judge.model, judge.api_base)
+        if key in self._warm:
+            return
+        with litellm_session():
+            from litellm.types.utils import CallTypes
+            from litellm.utils import return_raw_request
+
+            with contextlib.suppress(Exception):  # a request litellm refuses fails at its call
+                return_raw_request(CallTypes.completion, {**kwargs, **NO_LITELLM_CACHE})
+        self._warm.add(key)
+
+    @asynccontextmanager
+    async def session(self) -> AsyncIterator[object]:
+        with litellm_session() as litellm:
+            yield litellm
+
+    async def call(self, attempt: Attempt) -> Reply:
+        with litellm_session():
+            reply = await send(
+                attempt.kwargs,
+                api_key=attempt.api_key,
+                timeout_s=attempt.timeout_s,
+                max_reply_bytes=attempt.max_reply_bytes,
+            )
+        judge = attempt.judge
+        if not _cost_known(judge.model, judge.input_cost_per_mtok, judge.output_cost_per_mtok):
+            reply.cost_usd = None  # litellm priced it at the zero stand-in: unknown
+        return reply
+
+    def batches(self, judge: JudgeSpec, api_key: str | None) -> BatchOffer:
+        from tiap.judge.routes.litellm_batch import offer
+
+        return offer(judge, api_key)
+
+
+def make_route() -> LitellmRoute:
+    """The built-in `litellm` route (named in :mod:`tiap.judge.route_registry`)."""
+    return LitellmRoute()

@@ -4,30 +4,27 @@ For judges whose provider speaks that protocol (``openai/``, ``openrouter/``,
 ``hosted_vllm/``: see :mod:`tiap.judge.panel`), a call costs a fraction of a
 millisecond of CPU here against several through litellm (its request mapping,
 logging and cost bookkeeping run on every call). What is sent is still
-litellm's: once per judge (and request settings) litellm builds the request it
-would send (:func:`litellm.utils.return_raw_request`, nothing sent), and the
-route keeps it as a template: every parameter mapping litellm applies for the
-model is in it. Each call then only puts its messages in and serialises the body
-as litellm's own transport for that provider does (the openai SDK's compact
-UTF-8 JSON for ``openai/``, ``json.dumps`` for the others), so a server sees the
-same bytes on both routes; only headers differ. When litellm would not send the
-messages unchanged, or cannot build the request (an unsupported parameter), the
-judge's calls go through litellm instead, which then fails or succeeds as it
-does on its own.
+litellm's request, byte for byte (:mod:`tiap.judge.routes.openai_request`: built
+here for plain requests, by litellm for the others); when there is none to copy,
+the judge's calls go through the litellm route instead, which then fails or
+succeeds as it does on its own.
 
 One pooled client (an ``aiohttp.ClientSession``) per base URL and key, for as
 long as :func:`http_clients` is open (outside it a call opens and closes its own).
-No retries here (tiap's, in :mod:`tiap.judge.call`); ``timeout_s`` is one deadline
+No retries here (tiap's, in :mod:`tiap.judge.retry`); ``timeout_s`` is one deadline
 for the whole attempt: connecting, sending, the reply's headers and its body. A
 reply body is read up to what the text cap needs (:func:`~tiap.judge.routes.reply.
 body_limit`); past that the connection is dropped and the text kept is cut from
 what was read. The reply is read as litellm reads it: the same record (id, model,
-text, finish reason, token counts, refusal), an error status raised as
-:class:`~tiap.judge.failures.ProviderStatusError` (with its ``Retry-After``), a
-body that is not a chat completion as :class:`~tiap.judge.failures.MalformedReply`.
-The key comes from the judge's ``api_key_env``, else from the provider's usual
-variable (``OPENAI_API_KEY``, ``OPENROUTER_API_KEY`` or ``OR_API_KEY``,
-``HOSTED_VLLM_API_KEY``), as litellm would read it.
+text, finish reason as litellm maps it, token counts, refusal), an error status
+raised as :class:`~tiap.judge.failures.ProviderStatusError` (with its
+``Retry-After``), a body that is not a chat completion as
+:class:`~tiap.judge.failures.MalformedReply`. Its cost is litellm's figure too:
+the charge the provider states (``usage.cost``) unless tiap sets the judge's
+price, else the price (the panel's, else litellm's table, read as a file) times
+the tokens. The key comes from the judge's ``api_key_env``, else from the
+provider's usual variable (``OPENAI_API_KEY``, ``OPENROUTER_API_KEY`` or
+``OR_API_KEY``, ``HOSTED_VLLM_API_KEY``), as litellm would read it.
 """
 
 from __future__ import annotations
@@ -36,112 +33,31 @@ import asyncio
 import json
 import math
 import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from tiap import __version__
 from tiap.judge.failures import MalformedReply, ProviderStatusError
 from tiap.judge.panel import JudgeSpec
+from tiap.judge.pricing import Price, cost_policy, judge_price
+from tiap.judge.routes.base import Attempt, BatchOffer, JudgeRoute
+from tiap.judge.routes.openai_request import Endpoint, Templates
 from tiap.judge.routes.reply import Reply, body_limit, bounded, content_from_prefix
 
 #: the most of an error reply read (its message is all that is kept).
 ERROR_BODY_BYTES = 64 * 1024
-#: request templates kept (per judge and request settings).
-_TEMPLATES_KEPT = 64
+#: the route's name in the registry.
+NAME = "openai"
 
 _KEY_VARIABLES: dict[str, tuple[str, ...]] = {
     "openai": ("OPENAI_API_KEY",),
     "openrouter": ("OPENROUTER_API_KEY", "OR_API_KEY"),
     "hosted_vllm": ("HOSTED_VLLM_API_KEY",),
 }
-#: the providers whose calls litellm makes through the openai SDK (its JSON), not
-#: through its own HTTP handler (``json.dumps``); and whose base URL is then the SDK's.
-_SDK_PROVIDERS = frozenset({"openai"})
-_MESSAGES = "\x00tiap-messages\x00"
-
-
-def _sdk_dumps(obj: Any) -> bytes:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
-
-
-def _handler_dumps(obj: Any) -> bytes:
-    return json.dumps(obj).encode()
-
-
-@dataclass(frozen=True)
-class Endpoint:
-    """Where and how one judge's requests (with given settings) are sent."""
-
-    provider: str
-    url: str
-    #: the request body's bytes before and after its messages.
-    head: bytes
-    tail: bytes
-    dumps: Callable[[Any], bytes]
-
-    @property
-    def base(self) -> str:
-        return self.url.rsplit("/chat/completions", 1)[0]
-
-    def body(self, messages: Any) -> bytes:
-        return self.head + self.dumps(messages) + self.tail
-
-
-_templates: list[tuple[dict[str, Any], Endpoint | None]] = []
-
-
-def _build(kwargs: dict[str, Any], provider: str) -> Endpoint | None:
-    """The request litellm would send for ``kwargs``, as a template (None: litellm's
-    own call is needed; see the module doc)."""
-    from litellm.types.utils import CallTypes
-    from litellm.utils import return_raw_request
-
-    from tiap.judge.routes.litellm_route import NO_LITELLM_CACHE, litellm_session
-
-    with litellm_session():
-        raw = return_raw_request(CallTypes.completion, {**kwargs, **NO_LITELLM_CACHE})
-    body = raw.get("raw_request_body")
-    base = raw.get("raw_request_api_base")
-    if raw.get("error") or not isinstance(body, dict) or not isinstance(base, str):
-        return None
-    if body.get("messages") != kwargs["messages"]:
-        return None
-    if provider in _SDK_PROVIDERS:
-        extra = body.pop("extra_body", None) or {}
-        if not isinstance(extra, dict):
-            return None
-        body.update(extra)
-        url, dumps = base.rstrip("/") + "/chat/completions", _sdk_dumps
-    else:
-        url, dumps = base, _handler_dumps
-    body["messages"] = _MESSAGES
-    try:
-        whole = dumps(body)
-    except (TypeError, ValueError):
-        return None
-    marker = dumps(_MESSAGES)
-    if whole.count(marker) != 1:
-        return None
-    head, tail = whole.split(marker)
-    return Endpoint(provider, url, head, tail, dumps)
-
-
-def endpoint(kwargs: dict[str, Any], judge: JudgeSpec) -> Endpoint | None:
-    """The endpoint for a call's ``kwargs`` (litellm's, as the runner builds them),
-    built on the first call of a judge with these settings and kept."""
-    settings = {k: v for k, v in kwargs.items() if k != "messages"}
-    for i, (known, found) in enumerate(_templates):
-        if known == settings:
-            if i:
-                _templates.insert(0, _templates.pop(i))
-            return found
-    found = _build(kwargs, judge.provider)
-    _templates.insert(0, (settings, found))
-    del _templates[_TEMPLATES_KEPT:]
-    return found
 
 
 def _key(judge: JudgeSpec, api_key: str | None) -> str | None:
@@ -263,19 +179,77 @@ def _tokens(usage: Any, name: str) -> int:
     return 0
 
 
-#: finish reasons litellm keeps as they are (the others it maps: ``end_turn`` -> ``stop``).
-_OPENAI_FINISH_REASONS = frozenset({"stop", "length", "tool_calls", "content_filter"})
+#: finish reasons as litellm maps them (``litellm_core_utils.core_helpers``); any
+#: other is ``stop``.
+FINISH_REASONS: dict[str, str] = {
+    **dict.fromkeys(
+        (
+            "stop",
+            "stop_sequence",
+            "end_turn",
+            "COMPLETE",
+            "STOP_SEQUENCE",
+            "ERROR",
+            "eos_token",
+            "eos",
+            "STOP",
+            "FINISH_REASON_UNSPECIFIED",
+            "MALFORMED_FUNCTION_CALL",
+            "TOO_MANY_TOOL_CALLS",
+            "MALFORMED_RESPONSE",
+            "UNEXPECTED_TOOL_CALL",
+            "MISSING_THOUGHT_SIGNATURE",
+            "network_error",
+            "error",
+        ),
+        "stop",
+    ),
+    **dict.fromkeys(
+        (
+            "length",
+            "max_tokens",
+            "compaction",
+            "pause_turn",
+            "model_context_window_exceeded",
+            "MAX_TOKENS",
+            "CONTINUATION",
+        ),
+        "length",
+    ),
+    **dict.fromkeys(("tool_calls", "tool_use", "TOOL_CALL"), "tool_calls"),
+    "function_call": "function_call",
+    **dict.fromkeys(
+        (
+            "content_filter",
+            "refusal",
+            "ERROR_TOXIC",
+            "SAFETY",
+            "RECITATION",
+            "LANGUAGE",
+            "OTHER",
+            "BLOCKLIST",
+            "PROHIBITED_CONTENT",
+            "SPII",
+            "IMAGE_SAFETY",
+            "IMAGE_PROHIBITED_CONTENT",
+            "NO_IMAGE",
+            "IMAGE_RECITATION",
+            "IMAGE_OTHER",
+            "ESCALATION",
+            "sensitive",
+            "guardrail_intervened",
+            "content_filtered",
+        ),
+        "content_filter",
+    ),
+}
 
 
 def _finish_reason(value: Any) -> str:
     """The finish reason as litellm reports it (none given: ``stop``)."""
     if not isinstance(value, str):
         return "stop"
-    if value in _OPENAI_FINISH_REASONS:
-        return value
-    from litellm.litellm_core_utils.core_helpers import map_finish_reason
-
-    return str(map_finish_reason(value))
+    return FINISH_REASONS.get(value, "stop")
 
 
 def parse_completion(body: bytes, provider: str, headers: Any) -> tuple[dict[str, Any], Any]:
@@ -328,8 +302,8 @@ def _cut_record(prefix: bytes) -> dict[str, Any]:
     }
 
 
-async def attempt(
-    kwargs: dict[str, Any],
+async def send(
+    kwargs: Mapping[str, Any],
     point: Endpoint,
     judge: JudgeSpec,
     *,
@@ -364,6 +338,62 @@ async def attempt(
     return Reply(bounded(record, max_reply_bytes), _reported_cost(usage, point.provider))
 
 
+@lru_cache(maxsize=256)
+def _pricing(model: str, cin: float | None, cout: float | None) -> tuple[bool, Price | None]:
+    """(whether tiap gives litellm the judge's prices, the judge's price)."""
+    judge = JudgeSpec(name="price", model=model, input_cost_per_mtok=cin, output_cost_per_mtok=cout)
+    return bool(cost_policy(judge).litellm_kwargs), judge_price(judge)
+
+
+def direct_cost(judge: JudgeSpec, reply: Reply) -> float | None:
+    """The direct route's cost, as litellm would figure it: the provider's stated
+    charge unless tiap sets the judge's prices, else the price (the panel's, else
+    litellm's table: looked up once per judge) times the tokens."""
+    priced, price = _pricing(judge.model, judge.input_cost_per_mtok, judge.output_cost_per_mtok)
+    if reply.cost_usd is not None and not priced:
+        return reply.cost_usd
+    usage = reply.record.get("usage") or {}
+    pin, pout = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    if price is None or not isinstance(pin, int) or not isinstance(pout, int):
+        return None
+    return price.cost(pin, pout)
+
+
+class OpenAIRoute:
+    """The direct route (registered as ``openai``; see the module docstring). A
+    judge's call with no request to copy goes through ``fallback`` (litellm's)."""
+
+    name = NAME
+
+    def __init__(self, fallback: JudgeRoute) -> None:
+        self.fallback = fallback
+        self.templates = Templates()
+
+    def prepare(self, judge: JudgeSpec, kwargs: Mapping[str, Any]) -> None:
+        if self.templates.endpoint(kwargs, judge.provider) is None:
+            self.fallback.prepare(judge, kwargs)
+
+    def session(self) -> Any:
+        return http_clients()
+
+    async def call(self, attempt: Attempt) -> Reply:
+        point = self.templates.endpoint(attempt.kwargs, attempt.judge.provider)
+        if point is None:
+            return await self.fallback.call(attempt)
+        reply = await send(
+            attempt.kwargs,
+            point,
+            attempt.judge,
+            api_key=attempt.api_key,
+            timeout_s=attempt.timeout_s,
+            max_reply_bytes=attempt.max_reply_bytes,
+        )
+        return Reply(reply.record, direct_cost(attempt.judge, reply))
+
+    def batches(self, judge: JudgeSpec, api_key: str | None) -> BatchOffer:
+        return self.fallback.batches(judge, api_key)
+
+
 def _reported_cost(usage: Any, provider: str) -> float | None:
     """The charge the provider states for the call (``usage.cost``: a number, or a
     breakdown with ``total_cost``; OpenRouter's), read as litellm reads it."""
@@ -373,3 +403,11 @@ def _reported_cost(usage: Any, provider: str) -> float | None:
     if not isinstance(cost, int | float) or isinstance(cost, bool):
         return None
     return float(cost) if math.isfinite(cost) and cost >= 0 else None
+
+
+def make_route() -> OpenAIRoute:
+    """The built-in `openai` route (named in :mod:`tiap.judge.route_registry`):
+    requests only litellm knows how to build fall back to the `litellm` route."""
+    from tiap.judge.routes import get_route
+
+    return OpenAIRoute(fallback=get_route("litellm"))

@@ -15,7 +15,7 @@ from tiap.rescore.metrics import (  # noqa: F401  (importing registers the famil
     recall,
     reciprocal_rank,
 )
-from tiap.rescore.metrics.base import (
+from tiap.rescore.metrics.measure import (
     DEFAULT_FAMILIES,
     DEFAULT_KS,
     MEASURES,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tiap.rescore.metrics.base import MeasureFamily, RankedRelevance, register_measure
+from tiap.rescore.metrics.measure import MeasureFamily, RankedRelevance, register_measure
 
 
 def hit(relevance: RankedRelevance, k: int) -> np.ndarray:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tiap.rescore.metrics.base import MeasureFamily, RankedRelevance, register_measure
+from tiap.rescore.metrics.measure import MeasureFamily, RankedRelevance, register_measure
 
 
 def reciprocal_rank(relevance: RankedRelevance, k: int) -> np.ndarray:

@@ -1,7 +1,7 @@
 """A benchmark plus a memory system's exports -> a trace bundle (one store per system).
 
 :func:`import_bundle` takes a benchmark read by an adapter
-(:class:`~tiap.traces.dataset.DatasetTraces`) and, per system, its memories
+(:class:`~tiap.traces.adapter_output.DatasetTraces`) and, per system, its memories
 export and its search exports read through a mapping. Each system becomes a
 store (its memories, with ``with_raw`` preceded by the benchmark's raw turns as
 raw memories: the native-store layout), each search export a run on that
@@ -28,9 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from tiap.errors import InputError, TiapError
+from tiap.progress import NoReporter, Reporter
+from tiap.traces.adapter_output import DatasetTraces
 from tiap.traces.build import BuildResult
 from tiap.traces.bundle import Bundle
-from tiap.traces.dataset import DatasetTraces
 from tiap.traces.imports.exports import MemoryRecord, read_memories, read_search
 from tiap.traces.imports.mapping import MISSING, ImportMapping, MemoriesMapping
 from tiap.traces.models import BundleConfig, Memory, RunConfig, RunEntry, StoreConfig
@@ -251,6 +252,26 @@ def _check_names(systems: list[SystemExport]) -> None:
         raise TiapError("nothing to import: give at least one memories export")
 
 
+def store_line(store: str, counts: dict[str, int], with_raw: bool) -> str:
+    """What reading a system's memories made, in one line."""
+    line = (
+        f"store {store}: {counts.get(f'{store}.memories_read', 0):,} memories read, "
+        f"{counts.get(f'{store}.memories_unlinked', 0):,} without lineage, "
+        f"{counts.get(f'{store}.links_unresolved', 0):,} links unresolved"
+    )
+    if with_raw:
+        line += f", {counts.get(f'{store}.raw_memories_added', 0):,} raw turns added"
+    return line
+
+
+def run_line(run: str, counts: dict[str, int]) -> str:
+    """What reading a search export made, in one line."""
+    return (
+        f"run {run}: {counts.get(f'{run}.queries_ranked', 0):,} queries ranked, "
+        f"{counts.get(f'{run}.ranked_unknown', 0):,} ranked ids not in the store dropped"
+    )
+
+
 def import_bundle(
     ds: DatasetTraces,
     systems: list[SystemExport],
@@ -258,9 +279,13 @@ def import_bundle(
     with_raw: bool = False,
     k: int = 60,
     name: str | None = None,
+    reporter: Reporter | None = None,
 ) -> BuildResult:
-    """The bundle and build report for ``ds`` with the systems' stores and runs."""
+    """The bundle and build report for ``ds`` with the systems' stores and runs;
+    reading each export is a step of ``reporter``, and each store and run it made
+    a message (silent by default)."""
     _check_names(systems)
+    rep = reporter or NoReporter()
     log = ds.log.copy()
     imp = _Importer(ds, log, with_raw)
     stores: dict[str, list[Memory]] = {}
@@ -269,7 +294,9 @@ def import_bundle(
     run_cfg: dict[str, RunConfig] = {}
     files: dict[str, Any] = {}
     for system in systems:
-        mems = imp.store(system)
+        with rep.step(f"reading {system.memories}", None):
+            mems = imp.store(system)
+        rep.message(store_line(system.name, imp.counts, with_raw))
         stores[system.name] = mems
         known = {m.memory_id for m in mems}
         layout = "the benchmark's raw turns + " if with_raw else ""
@@ -289,7 +316,9 @@ def import_bundle(
             "searches_sha256": {r: _sha256(p) for r, p in system.searches.items()},
         }
         for run, path in system.searches.items():
-            runs[run] = imp.run(run, system.name, path, system.mapping, known)
+            with rep.step(f"reading {path}", None):
+                runs[run] = imp.run(run, system.name, path, system.mapping, known)
+            rep.message(run_line(run, imp.counts))
             run_cfg[run] = RunConfig(
                 store=system.name,
                 retriever="external",

