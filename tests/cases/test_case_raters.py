@@ -4,6 +4,7 @@ every label write; a workspace an earlier tiap let clash is an error with the wa
 from __future__ import annotations
 
 import sqlite3
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -156,3 +157,32 @@ def test_appended_labels_are_checked_and_stored_as_added_ones_are(ws: Workspace)
     assert [r.note for r in stored] == [str(i) for i in range(150)]
     assert all(r.created_at for r in stored)
     assert len({r.created_at for r in stored}) == 1
+
+
+def test_a_rater_history_goes_forward_in_time_even_within_one_millisecond(
+    ws: Workspace,
+) -> None:
+    # fifty labels for one (case, rater) written back to back fall in a few
+    # milliseconds; each gets a later time than the one before it
+    for i in range(50):
+        ws.add_label(make_label("c1", "foo", ("partial", "supports")[i % 2]))
+    ws.append_labels([make_label("c2", "jj", "supports", rater_kind=JUDGE)])
+    ws.append_labels([make_label("c2", "jj", "partial", rater_kind=JUDGE)])
+    for case, rater in (("c1", "foo"), ("c2", "jj")):
+        times = [r.created_at for r in ws.label_history(case) if r.rater == rater]
+        assert all(a is not None and b is not None and a < b for a, b in pairwise(times))
+    # a stored label stamped ahead of the clock (an imported history) is followed,
+    # not preceded, by the next label written for its pair
+    ws.add_label(
+        make_label("c2", "bar", "partial").model_copy(
+            update={"created_at": "2999-01-01T00:00:00.000+00:00"}
+        )
+    )
+    ws.add_label(make_label("c2", "bar", "supports"))
+    times = [r.created_at for r in ws.label_history("c2") if r.rater == "bar"]
+    assert times == ["2999-01-01T00:00:00.000+00:00", "2999-01-01T00:00:00.001+00:00"]
+    # and the clock of every other pair is not moved ahead with it
+    ws.add_label(make_label("c1", "bar", "supports"))
+    (stamp,) = [r.created_at for r in ws.label_history("c1") if r.rater == "bar"]
+    assert stamp is not None
+    assert stamp < "2100"

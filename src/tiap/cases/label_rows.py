@@ -13,10 +13,11 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
+from datetime import datetime
 
 from tiap.cases.models import LabelMark, LabelRecord
 from tiap.cases.rows import LABEL_MARKS, LABELS
-from tiap.cases.store import chunks, marks, now_iso
+from tiap.cases.store import chunks, label_stamp, marks
 from tiap.cases.versions import VersionStore
 from tiap.cases.vocab import (
     ADJUDICATED,
@@ -55,7 +56,6 @@ class LabelStore(VersionStore):
         stored are skipped (id ``-1``), so imports are idempotent. A row whose rater
         has labels of the other kind is refused (TiapError), and the batch with it."""
         ids: list[int] = []
-        created = now_iso()
         sql = LABELS.insert_sql("INSERT OR IGNORE")
         batch = list(records)
         with self.transaction():
@@ -71,7 +71,8 @@ class LabelStore(VersionStore):
                         "in one batch of labels (a name is a judge or a human, never both)"
                     )
                 if rec.created_at is None:
-                    rec = rec.model_copy(update={"created_at": created})
+                    after = self._latest_stamp(rec.case_id, rec.rater)
+                    rec = rec.model_copy(update={"created_at": label_stamp(after)})
                 try:
                     cur = self._conn.execute(sql, LABELS.values(rec))
                 except sqlite3.IntegrityError:
@@ -88,7 +89,7 @@ class LabelStore(VersionStore):
         judge run stores for a group of calls."""
         if not records:
             return
-        created = now_iso()
+        created = label_stamp()
         at = LABELS.insert_fields.index("created_at")
         rows = []
         with self.transaction():
@@ -112,6 +113,19 @@ class LabelStore(VersionStore):
                 raise TiapError(
                     f"{self.path}: cannot label case '{missing}': no such case in the workspace"
                 ) from None
+
+    def _latest_stamp(self, case_id: str, rater: str) -> str | None:
+        """The time of the latest stored label of (case, rater), if any and readable."""
+        row = self._one(
+            "SELECT created_at FROM labels WHERE case_id = ? AND rater = ? ORDER BY id DESC "
+            "LIMIT 1",
+            (case_id, rater),
+        )
+        stamp = None if row is None else row[0]
+        try:
+            return stamp if isinstance(stamp, str) and datetime.fromisoformat(stamp) else None
+        except ValueError:
+            return None
 
     def _missing_cases(self, case_ids: Sequence[str]) -> str:
         """The first of ``case_ids`` the workspace has no case of ("?" if none)."""

@@ -5,9 +5,10 @@ issues SQL; the connection never leaves this package."""
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -25,6 +26,29 @@ CHUNK = 500
 
 def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+_MS = timedelta(milliseconds=1)
+_stamp_lock = threading.Lock()
+_last_stamp = datetime.min.replace(tzinfo=UTC)
+
+
+def label_stamp(after: str | None = None) -> str:
+    """The time of a label written now, in milliseconds: later than every stamp this
+    process gave before and than ``after`` (the pair's latest stored label), so a
+    (case, rater) history goes forward in time even when two labels fall in one
+    millisecond, and an exported history imports again."""
+    global _last_stamp
+    now = datetime.now(UTC)
+    with _stamp_lock:
+        _last_stamp = max(
+            now.replace(microsecond=now.microsecond // 1000 * 1000), _last_stamp + _MS
+        )
+        stamp = _last_stamp
+    if after:
+        before = datetime.fromisoformat(after)
+        stamp = max(stamp, (before if before.tzinfo else before.replace(tzinfo=UTC)) + _MS)
+    return stamp.isoformat(timespec="milliseconds")
 
 
 def chunks(items: Sequence[T], size: int = CHUNK) -> Iterator[Sequence[T]]:
