@@ -110,6 +110,9 @@ class _Queue:
     cond: threading.Condition = field(default_factory=threading.Condition)
     jobs: deque[_Queued[Any]] = field(default_factory=deque)
     closing: bool = False
+    #: the calls and the urgent jobs in ``jobs``
+    calls: int = 0
+    urgent: int = 0
 
 
 class GroupWriter:
@@ -169,9 +172,16 @@ class GroupWriter:
         self._uncommitted += calls
         future: asyncio.Future[T] = self._loop.create_future()
         queued = _Queued(job, calls, future, time.monotonic(), urgent)
-        with self._queue.cond:
-            self._queue.jobs.append(queued)
-            self._queue.cond.notify()
+        q = self._queue
+        with q.cond:
+            idle = not q.jobs
+            q.jobs.append(queued)
+            q.calls += calls
+            q.urgent += urgent
+            # the writer is woken when it has something to do now: a first job (it
+            # then waits for the group's deadline by itself), a full group, a flush
+            if idle or urgent or q.calls >= self.group_calls:
+                q.cond.notify()
         return future
 
     async def write(
@@ -239,7 +249,7 @@ class GroupWriter:
             if not q.jobs:
                 return []
             deadline = q.jobs[0].queued_at + self.group_wait_s
-            while not q.closing and not self._ready(q.jobs):
+            while not q.closing and q.calls < self.group_calls and not q.urgent:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     break
@@ -247,12 +257,12 @@ class GroupWriter:
             group: list[_Queued[Any]] = []
             calls = 0
             while q.jobs and (calls + q.jobs[0].calls <= self.group_calls or not group):
-                calls += q.jobs[0].calls
-                group.append(q.jobs.popleft())
+                job = q.jobs.popleft()
+                calls += job.calls
+                q.urgent -= job.urgent
+                group.append(job)
+            q.calls -= calls
             return group
-
-    def _ready(self, jobs: deque[_Queued[Any]]) -> bool:
-        return sum(j.calls for j in jobs) >= self.group_calls or any(j.urgent for j in jobs)
 
     def _commit(self, ws: Workspace, group: list[_Queued[Any]]) -> None:
         try:

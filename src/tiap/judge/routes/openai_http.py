@@ -41,7 +41,7 @@ import json
 import math
 import os
 from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from contextvars import ContextVar
 from functools import lru_cache
 from typing import Any
@@ -119,10 +119,8 @@ class ProxiedClient:
         #: the proxy the environment names for the base URL (read once), if any
         self.proxy: Any = None
         self.proxy_auth: Any = None
-        try:
+        with suppress(LookupError):  # none for this URL
             self.proxy, self.proxy_auth = get_env_proxy_for_url(URL(base))
-        except LookupError:
-            pass
 
     @property
     def closed(self) -> bool:
