@@ -348,9 +348,11 @@ async def send(
     api_key: str | None,
     timeout_s: float,
     max_reply_bytes: int,
+    messages_json: bytes | None = None,
 ) -> Reply:
     """One attempt over HTTP; raises the transport's or the route's exceptions, or
-    :class:`TimeoutError` past ``timeout_s``."""
+    :class:`TimeoutError` past ``timeout_s``. ``messages_json``: see
+    :class:`~tiap.judge.routes.Attempt`."""
     clients = _clients.get()
     own = None
     if clients is None:
@@ -358,7 +360,7 @@ async def send(
     limit = body_limit(max_reply_bytes)
     try:
         client = clients.client(point.base, _key(judge, api_key))
-        data = point.body(kwargs["messages"])
+        data = point.body(kwargs["messages"], messages_json)
         async with asyncio.timeout(timeout_s):
             resp = await client.post(
                 point.url, data, lambda status: ERROR_BODY_BYTES if status >= 400 else limit
@@ -423,6 +425,7 @@ class OpenAIRoute:
             api_key=attempt.api_key,
             timeout_s=attempt.timeout_s,
             max_reply_bytes=attempt.max_reply_bytes,
+            messages_json=attempt.messages_json,
         )
         return Reply(reply.record, direct_cost(attempt.judge, reply))
 
