@@ -16,15 +16,15 @@ set by two constants:
 - :data:`GROUP_CALLS` (64): at most this many calls' results are queued or being
   written at any time; a call that returns while they are is held (it sends no
   further request) until a group commits;
-- :data:`GROUP_WAIT_S` (2 ms): a group is written as soon as it holds
+- :data:`GROUP_WAIT_S` (1 ms): a group is written as soon as it holds
   :data:`GROUP_CALLS` calls, and at the latest this long after its first result
   was queued (or at once when the run asks, :meth:`GroupWriter.flush`); while the
   writer writes one group the next one fills. The wait is short because a judge's
   call keeps its concurrency slot until its group has committed: every call's time
   includes it (at 10 ms, groups were larger but the judge throughput benchmark's
-  calls took about a tenth longer than at 2 ms; the writer's CPU was the same).
+  calls took about a tenth longer than at 1-2 ms; the writer's CPU was the same).
 
-So a ``kill -9`` loses at most 64 answered calls, each answered less than 2 ms
+So a ``kill -9`` loses at most 64 answered calls, each answered less than 1 ms
 before its group's transaction began (plus the time SQLite takes to write the
 group before it and its own, longer only while another process holds the
 workspace's lock), besides the calls in flight. A judge run holds a call's
@@ -74,7 +74,7 @@ __all__ = ["GROUP_CALLS", "GROUP_WAIT_S", "Batch", "GroupWriter", "Job"]
 #: the most calls whose results are queued or being written at any time.
 GROUP_CALLS = 64
 #: the longest a queued result waits before its group is written (seconds).
-GROUP_WAIT_S = 0.002
+GROUP_WAIT_S = 0.001
 
 T = TypeVar("T")
 I = TypeVar("I")  # noqa: E741
