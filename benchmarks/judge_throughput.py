@@ -8,9 +8,10 @@ whole judge path in one process: the judges' route (``--route``: ``auto``, the
 default, takes the direct OpenAI-protocol route for these ``openai/`` models, which
 builds litellm's request itself), tiap's retry policy (tenacity), the ``model_calls``
 and label rows stored by the run's group-commit writer (a thread of its own, groups
-of at most 64 calls). The direct route's HTTP client (aiohttp) and litellm (for the
-run on the litellm route) are imported before the clock starts: import time is not
-throughput. Then the same run on the litellm route over ``--litellm-cases`` cases,
+of at most 64 calls, written at most 1 ms after their first result). The direct
+route with its HTTP client (tiap's own keep-alive HTTP/1.1 client) and litellm (for
+the run on the litellm route) are imported before the clock starts: import time is
+not throughput. Then the same run on the litellm route over ``--litellm-cases`` cases,
 for its CPU per call.
 
 Figures (last line):
@@ -29,25 +30,43 @@ Figures (last line):
 - ``load_average``: the machine's 1-minute load average when the run started
   (the machine has 2 cores; other work on it slows the run down).
 
-Where a call's CPU goes on the direct route: aiohttp (request, response parsing,
-connection pool: about half of the event loop's share), the route itself (the body
-is litellm's request with the messages put in, serialised once; the reply read
-into the same record litellm gives), and the runner; the retry policy costs a call
+Where a call's CPU goes on the direct route (py-spy; about 0.3 ms per call in all
+at load below 1, 0.36-0.43 ms when the route used aiohttp and the writer was woken
+for every result): the event loop's thread about two thirds, the writer's about a
+third. On the loop: tiap's HTTP client (the request written, the reply's head and
+body read, the connection pool: about a fifth of the loop's share, where aiohttp
+took about half), the messages' JSON (encoded once for the request sent and the
+request stored), the reply read into the record litellm gives, asyncio's own
+scheduling (a task and a timer per call, the socket calls) and the runner (claim,
+the check before each send, record, the tally); the retry policy costs a call
 answered at once nothing (tenacity takes over only from a failed first attempt).
-The rows (request, response, label, the budget ledger and the pair's lease) are
-written by the writer's thread in groups, with a statement per kind of row for a
-whole group (each statement hands the interpreter to the event loop's thread and
-waits to get it back, so few statements make a group commit soon); the event loop
-neither waits for the workspace's lock nor for a WAL checkpoint, and a send is
-checked against the lease the run took without a query. The loopback server, in
-its own process, takes about 0.5 ms per call. At 10,000 calls in the ideal 6.25 s
-the client (event loop and writer, which share the interpreter) has at most 0.6 ms
-per call: the two cores are shared with the server, so on a machine with other work
+The writer's thread builds and stores the rows (request, response, label parsed
+from the reply, the budget ledger and the pair's lease) for a whole group, a
+statement per kind of row, and is woken only when it has a group to write (a first
+result, a full group, a flush). Each statement hands the interpreter to the event
+loop's thread and waits to get it back, so few statements make a group commit soon;
+the event loop neither waits for the workspace's lock nor for a WAL checkpoint, and
+a send is checked against the lease the run took without a query.
+
+Where the wall time beyond the ideal goes: a call keeps its concurrency slot until
+its group has committed, so a slot is held for the server's latency, plus about
+5 ms of loopback round trip (the server's and the client's work on bursts of
+requests), plus about 7 ms to record the call (at most 1 ms of waiting for the
+group, its transaction, the hand-back to the loop): about 113 ms a call, where it
+was about 127 ms with aiohttp and groups that waited up to 10 ms. A run also starts
+(the first claims: about 40 ms) and ends (its last calls finishing one by one) with
+slots idle, which weighs more on the shorter probe run; and since the calls move in
+bursts (a group's calls free their slots together), the judges served first in each
+burst stay ahead: the five judges finish up to about 80 ms apart, and the run ends
+with the last. The loopback server, in its own
+process, takes about 0.2 ms per call. At 10,000 calls in the ideal 6.25 s the
+client (event loop and writer, which share the interpreter) has at most 0.6 ms per
+call: the two cores are shared with the server, so on a machine with other work
 the figure is that work's as much as tiap's, hence the load average printed with it.
 On the litellm route one ``litellm.acompletion`` alone costs several milliseconds
 (request and parameter mapping, model-info and cost lookups, logging objects, a
-thread-pool hop), the openai SDK and httpx under it a few more: about 5-12 ms per
-call.
+thread-pool hop), the openai SDK and httpx under it a few more: about 3-5 ms per
+call on a quiet machine.
 
 Run: ``python benchmarks/judge_throughput.py`` (``--cases 200`` for a quick look).
 The last line printed is one JSON object: ``{"wall_over_ideal": r,
@@ -266,7 +285,7 @@ def main() -> None:
         from tiap.judge.routes.litellm_core import litellm_module
 
         t0 = time.perf_counter()
-        import aiohttp  # noqa: F401  (the direct route's client)
+        import tiap.judge.routes.openai_http  # noqa: F401  (the direct route and its client)
 
         litellm_module()  # imported before the clock starts: import time is not throughput
         import_s = time.perf_counter() - t0
@@ -312,7 +331,7 @@ def main() -> None:
         f"concurrency {args.concurrency} per judge, latency {args.latency * 1000:.0f} ms; "
         f"load average {load:.2f} on {os.cpu_count()} cores at the start"
     )
-    print(f"aiohttp and litellm import (not timed): {import_s:.1f} s")
+    print(f"direct route and litellm import (not timed): {import_s:.1f} s")
     for name, r in by_route.items():
         print(
             f"route {name}: {r['calls']} calls, wall {r['wall']:.2f} s, ideal {r['ideal']:.2f} s, "

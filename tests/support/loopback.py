@@ -10,8 +10,9 @@ a tool for exercising the judge path end to end without a network or a key:
 Behaviours (:class:`Behaviour`): a valid reply (optionally after a delay), an
 HTTP error status (optionally with ``Retry-After``), a connection reset, a body
 that is not JSON, any reply text (a label outside the rubric, a refusal, a reply
-of several megabytes...), or a valid reply whose body trickles in a few bytes at
-a time (``drip``). Every request is recorded with its body's bytes as received.
+of several megabytes...), a valid reply whose body trickles in a few bytes at
+a time (``drip``), or one sent with ``Transfer-Encoding: chunked`` (``chunked``).
+Every request is recorded with its body's bytes as received.
 A :class:`Script` hands out behaviours per *case key* (the ``<question>`` block of
 the user message by default) and falls back to a default reply.
 
@@ -48,8 +49,8 @@ class Behaviour:
     ``status`` (HTTP ``status`` with a JSON error body, ``Retry-After`` when
     ``retry_after`` is set), ``reset`` (close the connection without a reply),
     ``garbage`` (200 whose body is not JSON), ``drip`` (the reply of ``reply``,
-    its body sent ``chunk`` bytes every ``every_s`` seconds). ``delay_s`` is
-    waited first.
+    its body sent ``chunk`` bytes every ``every_s`` seconds), ``chunked`` (the reply
+    of ``reply`` sent chunked, ``chunk`` bytes a chunk). ``delay_s`` is waited first.
     """
 
     kind: str = "reply"
@@ -96,6 +97,11 @@ def slow(delay_s: float, content: str | None = None) -> Behaviour:
 def drip(content: str | None = None, chunk: int = 10, every_s: float = 0.5) -> Behaviour:
     """A valid reply whose body arrives ``chunk`` bytes every ``every_s`` seconds."""
     return Behaviour(kind="drip", content=content, chunk=chunk, every_s=every_s)
+
+
+def chunked(content: str | None = None, chunk: int = 10) -> Behaviour:
+    """A valid reply sent with ``Transfer-Encoding: chunked``, ``chunk`` bytes a chunk."""
+    return Behaviour(kind="chunked", content=content, chunk=chunk, every_s=0.0)
 
 
 def large_reply(size: int, label: str = "supports", label_first: bool = False) -> Behaviour:
@@ -222,6 +228,19 @@ async def _drip(request: Any, seen: SeenRequest, behaviour: Behaviour) -> Any:
     return response
 
 
+async def _chunked(request: Any, seen: SeenRequest, behaviour: Behaviour) -> Any:
+    from aiohttp import web
+
+    body = json.dumps(completion(seen, behaviour)).encode()
+    response = web.StreamResponse(headers={"Content-Type": "application/json"})
+    response.enable_chunked_encoding()
+    await response.prepare(request)
+    for start in range(0, len(body), behaviour.chunk):
+        await response.write(body[start : start + behaviour.chunk])
+    await response.write_eof()
+    return response
+
+
 def _status(request: Any, seen: SeenRequest, behaviour: Behaviour) -> Any:
     from aiohttp import web
 
@@ -252,6 +271,7 @@ _RESPONDERS: dict[str, Callable[[Any, SeenRequest, Behaviour], Any]] = {
     "reset": _reset,
     "garbage": _garbage,
     "drip": _drip,
+    "chunked": _chunked,
 }
 
 

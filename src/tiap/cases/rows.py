@@ -66,10 +66,14 @@ class JsonTemplate:
         parts = whole.split(dumps_field(self._MARK))
         self.parts = (parts[0], parts[1]) if len(parts) == 2 else None
 
-    def text(self, value: Any) -> str:
+    def text(self, value: Any, value_json: str | None = None) -> str:
+        """The JSON text; ``value_json``: ``value`` already serialised as
+        :func:`dumps_field` does, when the caller has it."""
         if self.parts is None:  # the marker in the fixed part: serialised whole
             return dumps_field({**self.fixed, self.key: value})
-        return self.parts[0] + dumps_field(value) + self.parts[1]
+        if value_json is None:
+            value_json = dumps_field(value)
+        return self.parts[0] + value_json + self.parts[1]
 
 
 class Columns(Generic[M]):

@@ -83,6 +83,7 @@ async def call_model(
     before_retry: Callable[[], bool] | None = None,
     deadline_s: float | None = None,
     route: JudgeRoute | None = None,
+    messages_json: bytes | None = None,
 ) -> CallOutcome:
     """Call the model with retries; never raises for a failed call (see ``failure``).
 
@@ -91,11 +92,13 @@ async def call_model(
     its route the judge's unless given. ``before_retry`` is asked right before
     each attempt after the first (after its wait): False sends no more (the
     outcome is ``abandoned``). ``deadline_s``: no attempt starts that many seconds
-    or more after the first one (none by default)."""
+    or more after the first one (none by default). ``messages_json``: the messages
+    serialised as the openai SDK sends them, when the caller has them (see
+    :class:`~tiap.judge.routes.Attempt`)."""
     secrets = tuple(secrets)
     judge = _judge(panel, kwargs, judge)
     route = route_for(judge) if route is None else route
-    attempt = Attempt(judge, kwargs, api_key, panel.timeout_s, panel.max_reply_bytes)
+    attempt = Attempt(judge, kwargs, api_key, panel.timeout_s, panel.max_reply_bytes, messages_json)
     outcome = CallOutcome(route=route.name)
     start = time.perf_counter()
     policy = RetryPolicy.of(

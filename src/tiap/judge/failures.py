@@ -12,7 +12,8 @@ A failure is classified by the *types* of the exception and of the exceptions it
 was raised from or while handling (``__cause__``, ``__context__``): litellm's and
 the openai SDK's exception classes, httpx's and aiohttp's transport errors,
 :class:`TimeoutError`, the direct route's own (:class:`ProviderStatusError`,
-:class:`MalformedReply`), and the HTTP status an exception carries
+:class:`MalformedReply`; its HTTP client's connection errors are the standard
+library's :class:`ConnectionError`, an :class:`OSError`), and the HTTP status an exception carries
 (``status_code``). Types of a library that is not imported cannot occur, so
 classifying never imports one. Messages are never read to classify.
 """

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
+from json.encoder import encode_basestring
 from typing import Any
 
 from tiap.judge.panel import DEFAULT_REPLY_BYTES, JudgeSpec, Panel
@@ -98,6 +100,42 @@ def litellm_kwargs(
     if settings["seed"] is not None:
         kwargs["seed"] = settings["seed"]
     return kwargs
+
+
+@dataclass(frozen=True)
+class MessagesJson:
+    """A call's messages serialised twice from one encoding of their texts: as the
+    openai SDK sends them (``wire``: compact JSON, UTF-8) and as the workspace
+    stores them (``stored``: :func:`tiap.cases.rows.dumps_field`, sorted keys)."""
+
+    wire: bytes
+    stored: str
+
+
+def messages_json(messages: Any) -> MessagesJson | None:
+    """Both texts of ``messages`` (None unless they are a list of objects of strings,
+    or when they cannot be encoded as UTF-8: then each is serialised on its own,
+    where it is used). Each text is what :func:`json.dumps` gives for the form."""
+    if not isinstance(messages, list):
+        return None
+    wire: list[str] = []
+    stored: list[str] = []
+    for message in messages:
+        if type(message) is not dict:
+            return None
+        items = []
+        for key, value in message.items():
+            if type(key) is not str or type(value) is not str:
+                return None
+            items.append((key, encode_basestring(key), encode_basestring(value)))
+        wire.append("{" + ",".join(f"{k}:{v}" for _, k, v in items) + "}")
+        items.sort()
+        stored.append("{" + ", ".join(f"{k}: {v}" for _, k, v in items) + "}")
+    try:
+        data = ("[" + ",".join(wire) + "]").encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: it fails where it is sent
+        return None
+    return MessagesJson(data, "[" + ", ".join(stored) + "]")
 
 
 def estimate_tokens(messages: list[dict[str, str]]) -> tuple[int, int]:

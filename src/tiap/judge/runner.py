@@ -10,7 +10,7 @@ time (:mod:`tiap.judge.direct`: adaptive concurrency per judge) or, with
 
 What a run stores goes through its one writer (:mod:`tiap.cases.group_commit`):
 a call's ``model_calls`` row and labels commit together, in a group with other
-calls' (at most 64 calls, at most 10 ms after the first of them was answered). A
+calls' (at most 64 calls, at most 1 ms after the first of them was answered). A
 run stopped by Ctrl-C stores what it was answered before it ends; one killed
 (``kill -9``) loses at most that open group, whose calls the next run makes
 again; nothing a committed group stored is asked again.

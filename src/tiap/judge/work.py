@@ -32,7 +32,7 @@ from tiap.judge.failures import Failure
 from tiap.judge.limiter import AdaptiveLimit
 from tiap.judge.outcomes import CallResult, Rater, Recorder, Stored, asks_json_only
 from tiap.judge.plan import Group, JudgePlan, RunPlan
-from tiap.judge.request import full_request, litellm_kwargs
+from tiap.judge.request import full_request, litellm_kwargs, messages_json
 from tiap.judge.routes import JudgeRoute, route_for
 from tiap.judge.summary import BatchReport, JudgeTally
 from tiap.progress import Reporter
@@ -110,6 +110,8 @@ class JudgeWork:
         self.route: JudgeRoute = route_for(jp.judge)
         #: the stored request's JSON around its messages, serialised once
         self.request_json = JsonTemplate(jp.settings, "messages")
+        #: the stored JSON of the messages of calls made and not yet recorded
+        self._stored_messages: dict[str, str] = {}
 
     # ----------------------------------------------------------------- claim
 
@@ -154,6 +156,10 @@ class JudgeWork:
         jp = self.jp
         kwargs = litellm_kwargs(jp.settings, group.messages, self.ctx.plan.panel.timeout_s)
         kwargs.update(jp.costs.litellm_kwargs)
+        # the messages' texts encoded once, for the request sent and the one stored
+        encoded = messages_json(group.messages)
+        if encoded is not None:
+            self._stored_messages[group.request_hash] = encoded.stored
         outcome = await call_model(
             self.ctx.plan.panel,
             kwargs,
@@ -163,6 +169,7 @@ class JudgeWork:
             judge=jp.judge,
             route=self.route,
             before_retry=before_retry,
+            messages_json=None if encoded is None else encoded.wire,
         )
         self.note_failure(outcome)
         return outcome
@@ -200,7 +207,9 @@ class JudgeWork:
             cost=cost,
             epoch=self.ctx.plan.label_epoch,
             reserved=reserved,
-            request_json=self.request_json.text(group.messages),
+            request_json=self.request_json.text(
+                group.messages, self._stored_messages.pop(group.request_hash, None)
+            ),
         )
         return await self.ctx.writer.enqueue(Batch(self.ctx.recorder.record_calls, result))
 

@@ -2,10 +2,10 @@
 
 Built in:
 
-- ``openai``: the OpenAI chat-completions protocol over pooled aiohttp clients
-  (:mod:`tiap.judge.routes.openai_http`), for ``openai/``, ``openrouter/`` and
-  ``hosted_vllm/`` models; litellm is not imported for it unless a judge's request
-  is one only litellm knows how to build;
+- ``openai``: the OpenAI chat-completions protocol over pooled HTTP/1.1 clients
+  (:mod:`tiap.judge.routes.openai_http`: tiap's own, aiohttp behind a proxy), for
+  ``openai/``, ``openrouter/`` and ``hosted_vllm/`` models; litellm is not imported
+  for it unless a judge's request is one only litellm knows how to build;
 - ``litellm``: any litellm model (:mod:`tiap.judge.routes.litellm_route`), and
   the provider batch APIs litellm speaks (:mod:`tiap.judge.routes.litellm_batch`);
 - ``offline``: tiap's in-process judges, ``tiap-offline/NAME``

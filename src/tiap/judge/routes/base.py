@@ -78,6 +78,10 @@ class Attempt:
     api_key: str | None
     timeout_s: float
     max_reply_bytes: int
+    #: the messages as the openai SDK serialises them (compact JSON, UTF-8), when
+    #: the caller has them (:func:`tiap.judge.request.messages_json`): sent as they
+    #: are rather than serialised again
+    messages_json: bytes | None = None
 
 
 class ProviderBatch(Protocol):

@@ -1,4 +1,4 @@
-"""The direct route: the OpenAI chat-completions protocol over pooled aiohttp clients.
+"""The direct route: the OpenAI chat-completions protocol over pooled HTTP/1.1 clients.
 
 For judges whose provider speaks that protocol (``openai/``, ``openrouter/``,
 ``hosted_vllm/``: see :mod:`tiap.judge.panel`), a call costs a fraction of a
@@ -9,8 +9,15 @@ here for plain requests, by litellm for the others); when there is none to copy,
 the judge's calls go through the litellm route instead, which then fails or
 succeeds as it does on its own.
 
-One pooled client (an ``aiohttp.ClientSession``) per base URL and key, for as
-long as :func:`http_clients` is open (outside it a call opens and closes its own).
+One pooled client per base URL and key, for as long as :func:`http_clients` is
+open (outside it a call opens and closes its own): tiap's own keep-alive HTTP/1.1
+client (:mod:`tiap.judge.routes.http_pool`: connections pooled per host, TLS for
+``https``, no compression asked for), except for a base URL the environment sends
+through a proxy (``HTTP_PROXY``/``HTTPS_PROXY``, not excluded by ``NO_PROXY``, as
+litellm's clients read them): that one goes through aiohttp, which speaks the proxy
+protocol (:class:`ProxiedClient`). Either way the same bytes are sent and the reply
+is read the same way; a reset or closed connection is a connection error.
+
 No retries here (tiap's, in :mod:`tiap.judge.retry`); ``timeout_s`` is one deadline
 for the whole attempt: connecting, sending, the reply's headers and its body. A
 reply body is read up to what the text cap needs (:func:`~tiap.judge.routes.reply.
@@ -33,18 +40,19 @@ import asyncio
 import json
 import math
 import os
-from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager, suppress
 from contextvars import ContextVar
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
+from urllib.parse import urlsplit
 
 from tiap import __version__
 from tiap.judge.failures import MalformedReply, ProviderStatusError
 from tiap.judge.panel import JudgeSpec
 from tiap.judge.pricing import Price, cost_policy, judge_price
 from tiap.judge.routes.base import Attempt, BatchOffer, JudgeRoute
+from tiap.judge.routes.http_pool import HttpClient, Response
 from tiap.judge.routes.openai_request import Endpoint, Templates
 from tiap.judge.routes.reply import Reply, body_limit, bounded, content_from_prefix
 
@@ -70,58 +78,88 @@ def _key(judge: JudgeSpec, api_key: str | None) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class _Client:
-    session: Any
-    #: the proxy the environment names for the base URL (read once), if any.
-    proxy: Any = None
-    proxy_auth: Any = None
+def _headers(key: str | None) -> dict[str, str]:
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json",
+        "User-Agent": f"tiap/{__version__}",
+    }
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    return headers
 
 
-def _env_proxy(base: str) -> tuple[Any, Any]:
-    """The proxy the environment (``HTTPS_PROXY``, ``NO_PROXY``, ...) names for
-    ``base``, as litellm's clients honour it: read once per client, not per call."""
-    from aiohttp.helpers import get_env_proxy_for_url
-    from yarl import URL
+def env_proxy(base: str) -> bool:
+    """Whether the environment (``HTTPS_PROXY``, ``NO_PROXY``, ...) sends requests
+    to ``base`` through a proxy, as litellm's clients (and aiohttp) read it."""
+    import urllib.request
 
-    try:
-        return get_env_proxy_for_url(URL(base))
-    except LookupError:
-        return None, None
+    parts = urlsplit(base)
+    proxies = urllib.request.getproxies()
+    if parts.scheme.lower() not in proxies:
+        return False
+    return not (parts.hostname and urllib.request.proxy_bypass(parts.hostname))
+
+
+class ProxiedClient:
+    """The client for a base URL reached through the environment's proxy: an
+    ``aiohttp.ClientSession`` (tiap's own client speaks no proxy protocol)."""
+
+    def __init__(self, base: str, headers: dict[str, str]) -> None:
+        import aiohttp
+        from aiohttp.helpers import get_env_proxy_for_url
+        from yarl import URL
+
+        self.session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=0, limit_per_host=0),
+            headers=headers,
+            timeout=aiohttp.ClientTimeout(),  # tiap's deadline covers the attempt
+            cookie_jar=aiohttp.DummyCookieJar(),  # a provider's cookies are not kept
+        )
+        #: the proxy the environment names for the base URL (read once), if any
+        self.proxy: Any = None
+        self.proxy_auth: Any = None
+        with suppress(LookupError):  # none for this URL
+            self.proxy, self.proxy_auth = get_env_proxy_for_url(URL(base))
+
+    @property
+    def closed(self) -> bool:
+        return bool(self.session.closed)
+
+    async def post(self, url: str, body: bytes, limit_for: Callable[[int], int]) -> Response:
+        async with self.session.post(
+            url, data=body, proxy=self.proxy, proxy_auth=self.proxy_auth
+        ) as resp:
+            data, more = await _read(resp, limit_for(resp.status))
+            if more:
+                resp.close()  # the rest is not wanted: the connection is not reused
+            headers = {k.lower(): v for k, v in resp.headers.items()}
+            return Response(resp.status, headers, data, more)
+
+    async def close(self) -> None:
+        await self.session.close()
 
 
 class HttpClients:
-    """One pooled ``aiohttp.ClientSession`` per base URL and key."""
+    """One pooled client per base URL and key: tiap's own HTTP client
+    (:mod:`tiap.judge.routes.http_pool`), or aiohttp's for a base URL the
+    environment sends through a proxy (:class:`ProxiedClient`)."""
 
     def __init__(self) -> None:
-        self._clients: dict[tuple[str, str | None], _Client] = {}
+        self._clients: dict[tuple[str, str | None], HttpClient | ProxiedClient] = {}
 
-    def client(self, base: str, key: str | None) -> _Client:
+    def client(self, base: str, key: str | None) -> HttpClient | ProxiedClient:
         found = self._clients.get((base, key))
-        if found is None or found.session.closed:
-            import aiohttp
-
-            headers = {
-                "Content-Type": "application/json",
-                "Accept": "application/json",
-                "User-Agent": f"tiap/{__version__}",
-            }
-            if key:
-                headers["Authorization"] = f"Bearer {key}"
-            session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=0, limit_per_host=0),
-                headers=headers,
-                timeout=aiohttp.ClientTimeout(),  # tiap's deadline covers the attempt
-                cookie_jar=aiohttp.DummyCookieJar(),  # a provider's cookies are not kept
-            )
-            found = _Client(session, *_env_proxy(base))
+        if found is None or found.closed:
+            headers = _headers(key)
+            found = ProxiedClient(base, headers) if env_proxy(base) else HttpClient(headers)
             self._clients[(base, key)] = found
         return found
 
     async def close(self) -> None:
         clients, self._clients = list(self._clients.values()), {}
         for client in clients:
-            await client.session.close()
+            await client.close()
 
 
 _clients: ContextVar[HttpClients | None] = ContextVar("tiap_http_clients", default=None)
@@ -310,31 +348,31 @@ async def send(
     api_key: str | None,
     timeout_s: float,
     max_reply_bytes: int,
+    messages_json: bytes | None = None,
 ) -> Reply:
     """One attempt over HTTP; raises the transport's or the route's exceptions, or
-    :class:`TimeoutError` past ``timeout_s``."""
+    :class:`TimeoutError` past ``timeout_s``. ``messages_json``: see
+    :class:`~tiap.judge.routes.Attempt`."""
     clients = _clients.get()
     own = None
     if clients is None:
         own = clients = HttpClients()
+    limit = body_limit(max_reply_bytes)
     try:
         client = clients.client(point.base, _key(judge, api_key))
-        data = point.body(kwargs["messages"])
+        data = point.body(kwargs["messages"], messages_json)
         async with asyncio.timeout(timeout_s):
-            async with client.session.post(
-                point.url, data=data, proxy=client.proxy, proxy_auth=client.proxy_auth
-            ) as resp:
-                if resp.status >= 400:
-                    body, _ = await _read(resp, ERROR_BODY_BYTES)
-                    raise _error(resp.status, body, resp.headers)
-                body, more = await _read(resp, body_limit(max_reply_bytes))
-                if more:
-                    resp.close()  # the rest is not wanted: the connection is not reused
-                    return Reply(bounded(_cut_record(body), max_reply_bytes, body_cut=True))
-        record, usage = parse_completion(body, point.provider, resp.headers)
+            resp = await client.post(
+                point.url, data, lambda status: ERROR_BODY_BYTES if status >= 400 else limit
+            )
     finally:
         if own is not None:
             await own.close()
+    if resp.status >= 400:
+        raise _error(resp.status, resp.body, resp.headers)
+    if resp.more:
+        return Reply(bounded(_cut_record(resp.body), max_reply_bytes, body_cut=True))
+    record, usage = parse_completion(resp.body, point.provider, resp.headers)
     return Reply(bounded(record, max_reply_bytes), _reported_cost(usage, point.provider))
 
 
@@ -387,6 +425,7 @@ class OpenAIRoute:
             api_key=attempt.api_key,
             timeout_s=attempt.timeout_s,
             max_reply_bytes=attempt.max_reply_bytes,
+            messages_json=attempt.messages_json,
         )
         return Reply(reply.record, direct_cost(attempt.judge, reply))
 

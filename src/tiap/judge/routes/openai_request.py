@@ -100,7 +100,11 @@ class Endpoint:
     def base(self) -> str:
         return self.url.rsplit("/chat/completions", 1)[0]
 
-    def body(self, messages: Any) -> bytes:
+    def body(self, messages: Any, wire: bytes | None = None) -> bytes:
+        """The request body; ``wire``: the messages already serialised as the openai
+        SDK does (used when this endpoint serialises that way)."""
+        if wire is not None and self.dumps is sdk_dumps:
+            return self.head + wire + self.tail
         return self.head + self.dumps(messages) + self.tail
 
 
