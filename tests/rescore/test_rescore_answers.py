@@ -72,7 +72,8 @@ def test_answer_f1_and_exact_match_by_hand() -> None:
     # (1 + 2/3 + 1/2 + 0 + 1) / 5 = 19/30
     assert a.f1.n == 5
     assert a.f1.mean == pytest.approx(19 / 30)
-    assert a.f1.ci_low is not None and a.f1.ci_high is not None
+    assert a.f1.ci_low is not None
+    assert a.f1.ci_high is not None
     assert a.f1.ci_low < a.f1.mean < a.f1.ci_high
     assert (a.exact_match.n, a.exact_match.n_exact, a.exact_match.share) == (5, 2, 0.4)
     # Wilson 95% interval of 2/5 (statsmodels' proportion_confint, method "wilson")
@@ -117,7 +118,8 @@ def test_hit_groups_and_the_coverage_gap_by_hand() -> None:
     assert cov.f1_covered == pytest.approx(13 / 24)
     assert cov.f1_excluded == 1.0
     assert cov.gap == pytest.approx(-11 / 24)
-    assert cov.ci_low is not None and cov.ci_low <= cov.gap <= cov.ci_high
+    assert cov.ci_low is not None
+    assert cov.ci_low <= cov.gap <= cov.ci_high
     raw_gap = report.coverage.runs["A"].gap["ndcg@3"]
     assert (cov.score_gap, cov.score_ci_low, cov.score_ci_high) == (
         raw_gap.mean,

@@ -66,8 +66,10 @@ def test_extractive_answers_on_locomo(built, tmp_path: Path) -> None:
     result = rescore_bundle(bundle, runs=list(RUNS), ks=(10,), metrics="ndcg", resamples=200)
     answers = result.report.answers
     assert answers is not None
-    assert answers.measure == "ndcg@10" and answers.hit_measure == "hit@10"
-    assert sorted(answers.runs) == sorted(RUNS) and answers.runs_without_answers == []
+    assert answers.measure == "ndcg@10"
+    assert answers.hit_measure == "hit@10"
+    assert sorted(answers.runs) == sorted(RUNS)
+    assert answers.runs_without_answers == []
     frame = result.per_query
     for run in RUNS:
         a = answers.runs[run]
@@ -96,4 +98,5 @@ def test_extractive_answers_on_locomo(built, tmp_path: Path) -> None:
     obs = answers.runs["bm25-observations"]
     assert sum(m.n for m in obs.hits.values()) == obs.correlations["canonical"].n
     assert obs.coverage.n_covered == obs.correlations["canonical"].n
-    assert obs.coverage.gap is not None and obs.coverage.score_gap is not None
+    assert obs.coverage.gap is not None
+    assert obs.coverage.score_gap is not None

@@ -37,9 +37,11 @@ def test_observed_values_are_scipys() -> None:
     assert c.n == 40
     assert c.pearson == pytest.approx(stats.pearsonr(x, y)[0], abs=1e-12)
     assert c.spearman == pytest.approx(stats.spearmanr(x, y)[0], abs=1e-12)
-    assert c.pearson_low is not None and c.pearson_high is not None
+    assert c.pearson_low is not None
+    assert c.pearson_high is not None
     assert c.pearson_low < c.pearson < c.pearson_high
-    assert c.spearman_low is not None and c.spearman_high is not None
+    assert c.spearman_low is not None
+    assert c.spearman_high is not None
     assert c.spearman_low < c.spearman < c.spearman_high
 
 

@@ -72,7 +72,8 @@ def test_cli_writes_answers_into_the_run_file(tiap_cli, bundle_dir: Path) -> Non
     after = read_bundle(bundle_dir)
     store = after.memories("facts1")
     for entry, old in zip(after.runs["lexical-facts1"], before.runs["lexical-facts1"], strict=True):
-        assert entry.ranking == old.ranking and entry.scores == old.scores
+        assert entry.ranking == old.ranking
+        assert entry.scores == old.scores
         question = after.query_by_id[entry.query_id].question
         top = list(dict.fromkeys(entry.ranking))[:3]
         assert entry.answer == extract_answer(question, [store[m].text for m in top])
@@ -85,7 +86,9 @@ def test_cli_writes_answers_into_the_run_file(tiap_cli, bundle_dir: Path) -> Non
     # again: the run carries answers now; --replace overwrites them, byte for byte the same
     written = (bundle_dir / "runs" / "lexical-facts1.jsonl").read_bytes()
     again = tiap_cli("answers", "extract", str(bundle_dir), "--run", "lexical-facts1", "--top", "3")
-    assert again.code == 2 and "already carries" in again.err and "--replace" in again.err
+    assert again.code == 2
+    assert "already carries" in again.err
+    assert "--replace" in again.err
     tiap_cli(
         "answers", "extract", str(bundle_dir), "-r", "lexical-facts1", "--top", "3", "--replace"
     ).ok()
