@@ -28,8 +28,10 @@ def extract(
         False, "--replace", help="Overwrite answers the run already carries (e.g. imported ones)."
     ),
 ) -> None:
-    """Extractive answers: for each query, the sentence of the run's top memories that shares
-    the most question tokens (LoCoMo-normalised, stemmed, stopwords left out); ties go to the
+    """Extractive answers for a run's queries, from each ranking's top memories.
+
+    For each query, the sentence of the run's first TOP memories that shares the most
+    question tokens (LoCoMo-normalised, stemmed, stopwords left out); ties go to the
     better-ranked memory, then the earlier sentence. Written into runs/RUN.jsonl as each
     line's "answer"; deterministic, no model called."""
     from tiap.limits import check_int
