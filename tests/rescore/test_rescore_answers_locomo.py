@@ -15,8 +15,8 @@ from nltk.stem import PorterStemmer
 from scipy import stats
 
 from tiap.rescore.api import rescore_bundle
-from tiap.traces.answers import extract_answers, write_answers
 from tiap.traces.bundle import read_bundle
+from tiap.traces.extractive import extract_answers, write_answers
 
 pytestmark = [pytest.mark.shared_data]
 

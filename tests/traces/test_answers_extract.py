@@ -12,8 +12,8 @@ import pytest
 from support.locomo_sample import locomo_sample
 from tiap.cases.extract import bundle_version, find_contested
 from tiap.errors import InputError, TiapError
-from tiap.traces.answers import extract_answer, extract_answers, sentences, write_answers
 from tiap.traces.bundle import read_bundle
+from tiap.traces.extractive import extract_answer, extract_answers, sentences, write_answers
 from tiap.traces.imports import SystemExport, import_bundle, load_mapping
 from tiap.traces.locomo import load_locomo
 

@@ -36,8 +36,8 @@ def extract(
     line's "answer"; deterministic, no model called."""
     from tiap.limits import check_int
     from tiap.text import inert
-    from tiap.traces.answers import MAX_TOP, extract_answers, run_file, write_answers
     from tiap.traces.bundle import read_bundle
+    from tiap.traces.extractive import MAX_TOP, extract_answers, run_file, write_answers
 
     check_int("--top", top, minimum=1, maximum=MAX_TOP)
     loaded = read_bundle(bundle)

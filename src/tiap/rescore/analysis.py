@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from tiap.rescore import (
-    answers,
+    answer_analysis,
     compare,
     coverage,
     ordering,
@@ -224,5 +224,5 @@ def build_report(
         shift_distribution=shifts.distribution_report(table, settings),
         other_subsets=other,
         pooled_runs=pooled_runs,
-        answers=answers.answers_report(bundle, table, settings, cov),
+        answers=answer_analysis.answers_report(bundle, table, settings, cov),
     )

@@ -1,5 +1,5 @@
 """The answer-level analysis of ``report.json`` (key ``answers``; the paper's Section 5.5
-and Appendix E) as pydantic models; see :mod:`tiap.rescore.answers` for the figures."""
+and Appendix E) as pydantic models; see :mod:`tiap.rescore.answer_analysis` for the figures."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Figures of the answer-level analysis (:mod:`tiap.rescore.answers`): each target's
+"""Figures of the answer-level analysis (:mod:`tiap.rescore.answer_analysis`): each target's
 score against answer F1 (correlations with their intervals) and the mean answer F1 of
 the hit groups, drawn with :mod:`tiap.report`'s interval rows."""
 

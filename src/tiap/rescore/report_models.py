@@ -8,7 +8,7 @@ per-measure mapping covers every measure. Target pairs are named ``B-A``
 ``run_b`` and their difference is ``run_a - run_b``. Measures are named ``family@k`` (``ndcg@10``).
 ``coverage``, ``target_order``, ``saturation``, ``shift_distribution`` and ``answers`` hold
 the paper's further analyses (:mod:`tiap.rescore.coverage`, :mod:`tiap.rescore.ordering`,
-:mod:`tiap.rescore.shifts`, :mod:`tiap.rescore.answers`); they are keys of their own, so
+:mod:`tiap.rescore.shifts`, :mod:`tiap.rescore.answer_analysis`); they are keys of their own, so
 every other key is written as before (and a report written before them still reads, as
 ``null``); ``answers`` is left out altogether when no run carries answers.
 """
@@ -390,7 +390,7 @@ class RescoreReport(_Model):
     target_order: TargetOrdering | None = None
     saturation: Saturation | None = None
     shift_distribution: ShiftDistribution | None = None
-    #: the answer-level analysis (:mod:`tiap.rescore.answers`); absent from report.json
+    #: the answer-level analysis (:mod:`tiap.rescore.answer_analysis`); absent from report.json
     #: when no run carries answers, so such a report is written as before it existed
     answers: Answers | None = None
 
