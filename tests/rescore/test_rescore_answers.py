@@ -148,3 +148,18 @@ def test_without_answers_the_report_is_as_before(tmp_path) -> None:
     assert "answers" not in json.loads(paths["report_json"].read_text(encoding="utf-8"))
     assert "Answers" not in paths["report_md"].read_text(encoding="utf-8")
     assert "answer F1" not in paths["report_html"].read_text(encoding="utf-8")
+
+
+def test_the_terminal_summary_names_each_runs_answer_f1(tiap_cli, sample_bundle_dir, tmp_path):
+    import shutil
+
+    bundle = shutil.copytree(sample_bundle_dir, tmp_path / "bundle")
+    tiap_cli("answers", "extract", str(bundle), "--run", "lexical-raw").ok()
+    result = tiap_cli("rescore", str(bundle), "--out", str(tmp_path / "out"), "--resamples", "50")
+    assert result.code == 0, result.err
+    lines = [line for line in result.out.splitlines() if line.startswith("answers ")]
+    assert len(lines) == 1
+    assert lines[0].startswith("answers lexical-raw: answer F1 ")
+    assert "best predictor of answer F1 on ndcg@10: " in lines[0]  # the sample's k is 10
+    data = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
+    assert data["answers"]["runs_without_answers"] == ["lexical-facts1", "lexical-facts3"]
