@@ -99,6 +99,17 @@ def test_correlations_are_scipys_and_the_best_target_has_the_highest_r() -> None
     assert (a.correlations["canonical"].n, a.correlations["raw"].n) == (4, 5)
     best = max(a.correlations, key=lambda t: a.correlations[t].pearson or -2)
     assert a.best_target == best
+    # the margins: paired on q1..q4 (every target non-empty), best's r minus each other's
+    matched = ["q1", "q2", "q3", "q4"]
+    r = {}
+    for target in ("raw", "source", "canonical"):
+        rows = frame[(frame.run == "A") & (frame.target == target)].set_index("query_id")
+        r[target] = stats.pearsonr(rows.loc[matched, "ndcg@3"].to_numpy(), f1[:4])[0]
+    others = [t for t in ("raw", "source", "canonical") if t != best]
+    assert sorted(a.best_margin) == sorted(others)
+    for t in others:
+        assert a.best_margin[t].n == 4
+        assert a.best_margin[t].difference == pytest.approx(r[best] - r[t], abs=1e-9)
 
 
 def test_hit_groups_and_the_coverage_gap_by_hand() -> None:

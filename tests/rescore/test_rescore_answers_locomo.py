@@ -98,5 +98,9 @@ def test_extractive_answers_on_locomo(built, tmp_path: Path) -> None:
     obs = answers.runs["bm25-observations"]
     assert sum(m.n for m in obs.hits.values()) == obs.correlations["canonical"].n
     assert obs.coverage.n_covered == obs.correlations["canonical"].n
+    # margins are paired on the queries with every target: those with a Canonical target
+    assert obs.best_target is not None
+    assert {m.n for m in obs.best_margin.values()} == {obs.correlations["canonical"].n}
+    assert len(obs.best_margin) == 2
     assert obs.coverage.gap is not None
     assert obs.coverage.score_gap is not None

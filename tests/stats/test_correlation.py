@@ -84,3 +84,24 @@ def test_mean_interval() -> None:
     assert m.mean == pytest.approx(0.35)
     assert (m.low, m.high) == pytest.approx(tuple(np.percentile(means, [2.5, 97.5])))
     assert bootstrap_mean(np.array([])).mean is None
+
+
+def test_paired_differences_of_pearson_r() -> None:
+    from tiap.stats.correlation import correlation_differences
+
+    x, y = _pairs(30, seed=4)
+    rng = np.random.default_rng(4)
+    xs = np.column_stack([x, x + rng.normal(0, 2, 30), rng.normal(0, 1, 30)])
+    got = correlation_differences(xs, y, 1, resamples=200, seed=13)
+    r = [stats.pearsonr(xs[:, j], y)[0] for j in range(3)]
+    # base column 1 against columns 0 and 2, in column order
+    assert [d.mean for d in got] == pytest.approx([r[1] - r[0], r[1] - r[2]], abs=1e-12)
+    diffs = []  # the same resamples, written out: each difference from one resample
+    for counts in Draws(30, 200, 13).counts():
+        for w in counts:
+            drawn = np.repeat(np.arange(30), w.astype(int))
+            rs = [stats.pearsonr(xs[drawn, j], y[drawn])[0] for j in range(3)]
+            diffs.append([rs[1] - rs[0], rs[1] - rs[2]])
+    low, high = np.percentile(np.array(diffs), [2.5, 97.5], axis=0)
+    assert [d.low for d in got] == pytest.approx(list(low), abs=1e-10)
+    assert [d.high for d in got] == pytest.approx(list(high), abs=1e-10)

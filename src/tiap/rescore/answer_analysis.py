@@ -14,7 +14,10 @@ query carries its category code). Over the scored queries of each run:
   target score (the primary measure) and answer F1, over the scored queries whose
   target is non-empty, each with a bootstrap percentile interval (pairs resampled,
   :mod:`tiap.stats.correlation`); the *best* target is the one with the highest
-  Pearson r (ties: the earlier target);
+  Pearson r (ties: the earlier target), and its *margin* over each other target is the
+  difference of their Pearson r on the *matched* queries (every target with a
+  correlation non-empty), both from the same resamples, with its interval: a best target
+  whose margins' intervals hold 0 is not clearly better;
 - **hit groups**: over the scored queries with both a Raw and a Canonical target,
   the mean answer F1 of the queries whose Raw target is hit in the top k and Canonical
   not (``raw_only``), the reverse (``canonical_only``), both, and neither, with
@@ -41,6 +44,7 @@ from tiap.rescore.answer_models import (
     AnswerGap,
     AnswerRun,
     Answers,
+    CorrelationMargin,
     ExactMatch,
     MeanF1,
 )
@@ -48,7 +52,7 @@ from tiap.rescore.common import Settings, rnd
 from tiap.rescore.report_models import Coverage
 from tiap.rescore.scores import ScoreTable
 from tiap.rescore.targets import CANONICAL, RAW
-from tiap.stats.correlation import bootstrap_correlation, bootstrap_mean
+from tiap.stats.correlation import bootstrap_correlation, bootstrap_mean, correlation_differences
 from tiap.stats.intervals import share_interval
 from tiap.traces.answer_scoring import answer_scores
 from tiap.traces.bundle import Bundle
@@ -62,7 +66,8 @@ SCORING = (
 METHOD = (
     "per run, over the queries with a gold answer and an answer in the run: mean answer F1 "
     "and exact match; per target, Pearson and Spearman between the per-query {measure} and "
-    "answer F1 over the queries with that target (best: highest Pearson r); mean answer F1 "
+    "answer F1 over the queries with that target (best: highest Pearson r; its margin over "
+    "each other target paired on the queries where all are non-empty); mean answer F1 "
     "of the queries hit (primary measure > 0, i.e. {hit}) by Raw only, Canonical only, both "
     "or neither, over the queries with both targets; the coverage control's answer-F1 gap "
     "(covered - excluded) beside its {measure} gap; percentile bootstrap intervals"
@@ -166,6 +171,35 @@ def best_target(correlations: dict[str, AnswerCorrelation]) -> str | None:
     return best
 
 
+def _margins(
+    scores: dict[str, np.ndarray],
+    f1: np.ndarray,
+    correlations: dict[str, AnswerCorrelation],
+    best: str | None,
+    settings: Settings,
+) -> dict[str, CorrelationMargin]:
+    """The best target's Pearson r minus each other target's, paired on the queries where
+    every target with a correlation is non-empty."""
+    compared = [t for t, c in correlations.items() if c.pearson is not None]
+    if best is None or len(compared) < 2:
+        return {}
+    xs = np.column_stack([scores[t] for t in compared])
+    matched = ~np.isnan(xs).any(axis=1)
+    differences = correlation_differences(
+        xs[matched],
+        f1[matched],
+        compared.index(best),
+        resamples=settings.resamples,
+        seed=settings.seed,
+        confidence=settings.confidence,
+    )
+    others = [t for t in compared if t != best]
+    return {
+        t: CorrelationMargin(n=d.n, difference=rnd(d.mean), ci_low=rnd(d.low), ci_high=rnd(d.high))
+        for t, d in zip(others, differences, strict=True)
+    }
+
+
 def _hits(
     raw: np.ndarray, canonical: np.ndarray, f1: np.ndarray, settings: Settings
 ) -> dict[str, MeanF1]:
@@ -251,10 +285,9 @@ def _run_report(
 ) -> AnswerRun:
     col = table.column(settings.primary)
     measure = str(settings.primary)
-    correlations = {
-        t: _correlation(_target_values(table, run, t, col)[scored.rows], scored.f1, settings)
-        for t in table.targets
-    }
+    scores = {t: _target_values(table, run, t, col)[scored.rows] for t in table.targets}
+    correlations = {t: _correlation(scores[t], scored.f1, settings) for t in table.targets}
+    best = best_target(correlations)
     hits: dict[str, MeanF1] = {}
     if RAW in table.targets and CANONICAL in table.targets:
         raw = _target_values(table, run, RAW, col)[scored.rows]
@@ -269,7 +302,8 @@ def _run_report(
         f1=_mean(scored.f1, settings),
         exact_match=_exact(scored.exact, settings),
         correlations=correlations,
-        best_target=best_target(correlations),
+        best_target=best,
+        best_margin=_margins(scores, scored.f1, correlations, best, settings),
         hits=hits,
         coverage=_coverage_gap(table, run, scored, coverage, measure, settings),
     )

@@ -43,6 +43,16 @@ class AnswerCorrelation(_Model):
     spearman_ci_high: Float
 
 
+class CorrelationMargin(_Model):
+    """The best target's Pearson r minus another target's, paired on the queries where
+    every compared target is non-empty."""
+
+    n: int
+    difference: Float
+    ci_low: Float
+    ci_high: Float
+
+
 class AnswerGap(_Model):
     """The coverage control on answer F1: covered minus excluded, beside the Raw gap."""
 
@@ -70,6 +80,7 @@ class AnswerRun(_Model):
     exact_match: ExactMatch
     correlations: dict[str, AnswerCorrelation] = Field(default_factory=dict)
     best_target: str | None = None
+    best_margin: dict[str, CorrelationMargin] = Field(default_factory=dict)
     hits: dict[str, MeanF1] = Field(default_factory=dict)
     coverage: AnswerGap | None = None
 

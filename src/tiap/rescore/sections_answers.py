@@ -37,16 +37,31 @@ def _correlations(answers: Answers, level: str) -> list[Block]:
     rows: list[list[Cell]] = []
     for run, r in answers.runs.items():
         for target, c in r.correlations.items():
-            best = "yes" if target == r.best_target else ""
-            rows.append([data(run), target, c.n, *_corr_cells(c), best])
+            margin = r.best_margin.get(target)
+            if target == r.best_target:
+                versus = "best"
+            elif margin is None:
+                versus = ""
+            else:
+                versus = f"{_r(margin.difference, margin.ci_low, margin.ci_high)} (n={margin.n})"
+            rows.append([data(run), target, c.n, *_corr_cells(c), versus])
     return [
         para(
             f"Per-query {answers.measure} of each target against answer F1, over the scored "
             f"queries with that target; {level} bootstrap intervals. Best: the target whose "
-            "score correlates most with answer F1 (highest Pearson r)."
+            "score correlates most with answer F1 (highest Pearson r); beside each other "
+            "target, the best one's Pearson r minus its own, paired on the queries where "
+            "every target is non-empty (an interval holding 0: not clearly better)."
         ),
         table(
-            ["run", "target", "n", f"Pearson r [{level} CI]", f"Spearman ρ [{level} CI]", "best"],
+            [
+                "run",
+                "target",
+                "n",
+                f"Pearson r [{level} CI]",
+                f"Spearman ρ [{level} CI]",
+                f"best − this [{level} CI]",
+            ],
             rows,
         ),
     ]

@@ -20,7 +20,14 @@ import numpy as np
 from tiap.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Draws, collect
 from tiap.stats.intervals import CONFIDENCE
 
-__all__ = ["CorrelationCI", "MeanCI", "bootstrap_correlation", "bootstrap_mean", "midranks"]
+__all__ = [
+    "CorrelationCI",
+    "MeanCI",
+    "bootstrap_correlation",
+    "bootstrap_mean",
+    "correlation_differences",
+    "midranks",
+]
 
 
 @dataclass(frozen=True)
@@ -127,6 +134,47 @@ def bootstrap_correlation(
         _finite(low[1]) if np.isfinite(observed[1]) else None,
         _finite(high[1]) if np.isfinite(observed[1]) else None,
     )
+
+
+def correlation_differences(
+    xs: np.ndarray,
+    y: np.ndarray,
+    base: int,
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    confidence: float = CONFIDENCE,
+) -> list[MeanCI]:
+    """Pearson r of column ``base`` of ``xs`` (``n x m``) with ``y`` minus that of each
+    other column, paired: every difference from the same resamples of the ``n`` rows.
+    One :class:`MeanCI` per other column, in column order (``mean``: the observed
+    difference)."""
+    xs = np.asarray(xs, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    n, m = xs.shape
+    others = [j for j in range(m) if j != base]
+    if n < 2 or not others:
+        return [MeanCI(n, None, None, None) for _ in others]
+
+    def differences(weights: np.ndarray) -> np.ndarray:
+        r = [weighted_pearson(xs[:, j], y, weights) for j in range(m)]
+        return np.column_stack([r[base] - r[j] for j in others])
+
+    observed = differences(np.ones((1, n)))[0]
+    values = collect(
+        Draws(n, resamples, seed),
+        differences,
+        len(others),
+        confidence=confidence,
+        width=(m + 3) * n,
+    )
+    low, high = values.bounds()
+    return [
+        MeanCI(n, _finite(observed[i]), _finite(low[i]), _finite(high[i]))
+        if np.isfinite(observed[i])
+        else MeanCI(n, None, None, None)
+        for i in range(len(others))
+    ]
 
 
 def bootstrap_mean(
