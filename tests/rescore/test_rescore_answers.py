@@ -174,3 +174,22 @@ def test_the_terminal_summary_names_each_runs_answer_f1(tiap_cli, sample_bundle_
     assert "best predictor of answer F1 on ndcg@10: " in lines[0]  # the sample's k is 10
     data = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
     assert data["answers"]["runs_without_answers"] == ["lexical-facts1", "lexical-facts3"]
+
+
+def test_the_answer_figures_render_in_a_browser(sample_bundle_dir, tmp_path) -> None:
+    import shutil
+
+    from support.browser import assert_renders
+    from tiap.traces.bundle import read_bundle
+    from tiap.traces.extractive import extract_answers, write_answers
+
+    root = shutil.copytree(sample_bundle_dir, tmp_path / "bundle")
+    bundle = read_bundle(root)
+    for run in bundle.config.runs:
+        write_answers(bundle, extract_answers(bundle, run))
+    out = tmp_path / "out"
+    write_outputs(rescore_bundle(read_bundle(root), resamples=RESAMPLES), out)
+    report = assert_renders(out / "report.html", tmp_path / "answers.png", min_figures=11)
+    labels = [box.label for box in report.svgs]
+    assert any("vs answer F1: Pearson r per run and target" in label for label in labels)
+    assert any(label.startswith("Mean answer F1 by the target hit") for label in labels)
