@@ -15,6 +15,7 @@ from tiap.errors import InputError, TiapError
 from tiap.traces.bundle import read_bundle
 from tiap.traces.extractive import extract_answer, extract_answers, sentences, write_answers
 from tiap.traces.imports import SystemExport, import_bundle, load_mapping
+from tiap.traces.imports.assemble import run_line
 from tiap.traces.locomo import load_locomo
 
 
@@ -176,6 +177,9 @@ def test_import_maps_the_answer_of_an_export(tmp_path: Path) -> None:
     result = import_bundle(ds, [SystemExport("sys", memories, mapping, "jsonl", {"sys": search})])
     answers = {e.query_id: e.answer for e in result.bundle.runs["sys"]}
     assert answers == {"conv-1:q0": "a puppy", "conv-1:q1": None}
+    assert result.report.counts["sys.answers"] == 1
+    assert run_line("sys", result.report.counts).endswith(", 1 with an answer")
+    assert "answer" not in run_line("sys", {"sys.queries_ranked": 2})
     # a mapping without an answer path (mem0's) reads none
     assert load_mapping("mem0").search.answer == ""
 

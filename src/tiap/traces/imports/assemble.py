@@ -273,7 +273,7 @@ def run_line(run: str, counts: dict[str, int]) -> str:
     return (
         f"run {run}: {counts.get(f'{run}.queries_ranked', 0):,} queries ranked, "
         f"{counts.get(f'{run}.ranked_unknown', 0):,} ranked ids not in the store dropped"
-        + (f", {answers:,} answers" if answers else "")
+        + (f", {answers:,} with an answer" if answers else "")
     )
 
 
