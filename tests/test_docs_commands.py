@@ -272,6 +272,7 @@ PAGE_SETUP = {
     "README.md": "clean",
     "docs/commands/traces.md": "clean",
     "docs/commands/rescore.md": "bundle",
+    "docs/commands/answers.md": "bundle",
     "docs/commands/cases.md": "bundle",
     "docs/commands/judge.md": "workspace",
     "docs/commands/annotate.md": "workspace",

@@ -311,7 +311,19 @@ def _db(w: World, t: Path) -> str:
     return str(t / w.workspace.name)
 
 
+def _bundle_copy(w: World, t: Path) -> str:
+    """A copy of the world's bundle in the work directory (for a command that writes
+    into its bundle)."""
+    copy = t / f"bundle-copy{H}"
+    if not copy.exists():
+        shutil.copytree(w.bundle, copy)
+    return str(copy)
+
+
 COMMANDS: dict[str, Run] = {
+    "answers extract": Run(
+        lambda w, t: ["answers", "extract", _bundle_copy(w, t), "--run", "lexical-raw"]
+    ),
     "rescore": Run(
         lambda w, t: ["rescore", str(w.bundle), "--out", str(t / f"r{H}"), "--resamples", "10"]
     ),

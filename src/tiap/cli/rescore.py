@@ -84,8 +84,27 @@ def _print_summary(report: RescoreReport, paths: dict[str, Path]) -> None:
         )
     if report.warnings.count:
         console.print(f"bundle warnings: {report.warnings.count} (listed in report.json)")
+    _print_answers(report)
     for key in ("per_query", "report_json", "report_md", "report_html"):
         console.print(f"wrote {paths[key]}", soft_wrap=True)
+
+
+def _print_answers(report: RescoreReport) -> None:
+    """One line per run with answers: its answer F1 and the target that predicts it best."""
+    from tiap.text import inert as v
+
+    answers = report.answers
+    if answers is None:
+        return
+    for run, r in answers.runs.items():
+        best = r.best_target
+        r_best = r.correlations[best].pearson if best is not None else None
+        predictor = f"{best} (Pearson r {signed(r_best)})" if best is not None else MISSING
+        output.echo(
+            f"answers {v(run)}: answer F1 {num(r.f1.mean)} "
+            f"{bounds(r.f1.ci_low, r.f1.ci_high)} over {r.n_scored} queries; best predictor "
+            f"of answer F1 on {answers.measure}: {predictor}"
+        )
 
 
 def register(app: typer.Typer) -> None:

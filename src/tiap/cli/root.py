@@ -21,7 +21,18 @@ from typing import Any
 import typer
 
 from tiap import __version__
-from tiap.cli import agreement, annotate, audit, cases, judge, judge_probe, labels, rescore, traces
+from tiap.cli import (
+    agreement,
+    annotate,
+    answers,
+    audit,
+    cases,
+    judge,
+    judge_probe,
+    labels,
+    rescore,
+    traces,
+)
 from tiap.cli.options import OneLineUsageGroup
 from tiap.cli.output import echo
 from tiap.errors import Interrupted, TiapError
@@ -64,6 +75,7 @@ judge.app.command("probe")(judge_probe.probe)
 judge.app.add_typer(judge_probe.anchor_app, name="anchor")
 judge.app.command("drift")(judge_probe.drift)
 app.add_typer(judge.app, name="judge")
+app.add_typer(answers.app, name="answers")
 app.add_typer(annotate.app, name="annotate")
 app.add_typer(agreement.app, name="agreement")
 app.add_typer(labels.app, name="labels")

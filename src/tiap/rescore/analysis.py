@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from collections import Counter
 
-from tiap.rescore import compare, coverage, ordering, pooling, sensitivity, shifts, subsets
+from tiap.rescore import (
+    answer_analysis,
+    compare,
+    coverage,
+    ordering,
+    pooling,
+    sensitivity,
+    shifts,
+    subsets,
+)
 from tiap.rescore.common import NO_CATEGORY, Settings
 from tiap.rescore.report_models import (
     DesignFamily,
@@ -178,6 +187,7 @@ def build_report(
         design=other_design,
     )
     warnings = [_relative(w, bundle) for w in bundle.warnings]
+    cov = coverage.coverage_report(table, settings, batch)
     categories = Counter(NO_CATEGORY if c is None else c for c in table.categories)
     return RescoreReport(
         dataset=bundle.config.dataset,
@@ -208,10 +218,11 @@ def build_report(
         run_pairs=run_pairs,
         design=design,
         headline=_headline(runs, pooled, run_pairs, design, settings),
-        coverage=coverage.coverage_report(table, settings, batch),
+        coverage=cov,
         target_order=ordering.ordering_report(runs, settings),
         saturation=shifts.saturation_report(table, settings, batch),
         shift_distribution=shifts.distribution_report(table, settings),
         other_subsets=other,
         pooled_runs=pooled_runs,
+        answers=answer_analysis.answers_report(bundle, table, settings, cov),
     )

@@ -22,6 +22,7 @@ from tiap.report.numbers import bounds, num, pct, signed, tick
 from tiap.report.palette import GREY, GRID, PALETTE
 from tiap.report.sizing import FONT_SIZE, max_width, text_width
 from tiap.rescore import report_text
+from tiap.rescore.answers_figures import answer_figures
 from tiap.rescore.compare import fixed_label
 from tiap.rescore.heatmaps import category_heatmap, instability_heatmap, winner_flip_matrix
 from tiap.rescore.pair_style import ordered_pairs, pair_color
@@ -363,4 +364,5 @@ def section_figures(report: RescoreReport) -> dict[str, list[Figure]]:
         "_run_pairs": _present([winner_flip_matrix(report)]),
         "_design": _present([design_chart(report, fam) for fam in report.design]),
         "_coverage": _present([coverage_plot(report)]),
+        "_answers": answer_figures(report),
     }

@@ -6,17 +6,26 @@ significant digits) and undefined values are ``null``. ``instability`` and
 per-measure mapping covers every measure. Target pairs are named ``B-A``
 (``canonical-raw`` is Canonical minus Raw); run pairs list ``run_a`` and
 ``run_b`` and their difference is ``run_a - run_b``. Measures are named ``family@k`` (``ndcg@10``).
-``coverage``, ``target_order``, ``saturation`` and ``shift_distribution`` hold the
-paper's further analyses (:mod:`tiap.rescore.coverage`, :mod:`tiap.rescore.ordering`,
-:mod:`tiap.rescore.shifts`); they are keys of their own, so every other key is
-written as before (and a report written before them still reads, as ``null``).
+``coverage``, ``target_order``, ``saturation``, ``shift_distribution`` and ``answers`` hold
+the paper's further analyses (:mod:`tiap.rescore.coverage`, :mod:`tiap.rescore.ordering`,
+:mod:`tiap.rescore.shifts`, :mod:`tiap.rescore.answer_analysis`); they are keys of their own, so
+every other key is written as before (and a report written before them still reads, as
+``null``); ``answers`` is left out altogether when no run carries answers.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
+
+from tiap.rescore.answer_models import Answers
 
 Float = float | None
 
@@ -381,3 +390,13 @@ class RescoreReport(_Model):
     target_order: TargetOrdering | None = None
     saturation: Saturation | None = None
     shift_distribution: ShiftDistribution | None = None
+    #: the answer-level analysis (:mod:`tiap.rescore.answer_analysis`); absent from report.json
+    #: when no run carries answers, so such a report is written as before it existed
+    answers: Answers | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_absent_answers(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if data.get("answers", False) is None:
+            del data["answers"]
+        return data

@@ -27,6 +27,7 @@ from tiap.report.numbers import MISSING, num, pct, signed
 from tiap.rescore.compare import fixed_label
 from tiap.rescore.report_models import DesignFamily, RescoreReport, Share
 from tiap.rescore.report_text import ci, pct_label
+from tiap.rescore.sections_answers import _answers
 from tiap.rescore.sections_paper import _coverage, _saturation, _target_order
 from tiap.rescore.sections_pooling import pooled_label, pooled_note
 from tiap.rescore.sections_subsets import _subsets, view_description, view_label
@@ -359,6 +360,7 @@ def _conventions(report: RescoreReport) -> list[Block]:
         ("target_order", report.target_order),
         ("saturation", report.saturation),
         ("shift_distribution", report.shift_distribution),
+        ("answers", report.answers),
     ):
         if part is not None:
             items.append((f"**{name}**: {part.method}",))
@@ -381,6 +383,7 @@ SECTIONS: tuple[Section, ...] = (
     _design,
     _subsets,
     _coverage,
+    _answers,
     _exclusions,
     _conventions,
 )

@@ -79,11 +79,20 @@ class Memory(_Strict):
 
 
 class RunEntry(_Strict):
-    """One query's ranked output in a run (``runs/NAME.jsonl``), best first."""
+    """One query's ranked output in a run (``runs/NAME.jsonl``), best first.
+
+    ``answer`` is the answer the system generated from its ranking, when the run
+    carries one (an import maps it from the export; ``tiap answers extract`` writes
+    extractive ones); a TREC run carries none. It defines no case: it is not in any
+    case's content or a bundle version's fingerprint.
+    """
 
     query_id: str = Field(min_length=1)
     ranking: list[str]
     scores: list[FiniteFloat] | None = None
+    answer: str | None = None
+
+    _coerce_answer = field_validator("answer", mode="before")(_as_text)
 
     @model_validator(mode="after")
     def _scores_match(self) -> RunEntry:

@@ -221,11 +221,14 @@ class _Importer:
                 ranking.append(mid)
                 scores.append(score)
             kept = [s for s in scores if s is not None]
+            if e.answer is not None:
+                self.count(f"{run}.answers")
             entries.append(
                 RunEntry(
                     query_id=e.query_id,
                     ranking=ranking,
                     scores=kept if len(kept) == len(ranking) else None,
+                    answer=e.answer,
                 )
             )
         self.count(f"{run}.queries_ranked", len(entries))
@@ -266,9 +269,11 @@ def store_line(store: str, counts: dict[str, int], with_raw: bool) -> str:
 
 def run_line(run: str, counts: dict[str, int]) -> str:
     """What reading a search export made, in one line."""
+    answers = counts.get(f"{run}.answers", 0)
     return (
         f"run {run}: {counts.get(f'{run}.queries_ranked', 0):,} queries ranked, "
         f"{counts.get(f'{run}.ranked_unknown', 0):,} ranked ids not in the store dropped"
+        + (f", {answers:,} with an answer" if answers else "")
     )
 
 

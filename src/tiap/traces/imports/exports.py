@@ -61,6 +61,7 @@ class SearchEntry:
     query_id: str
     ranking: list[str]
     scores: list[float | None]
+    answer: str | None = None
 
 
 def load_document(path: Path, what: str) -> Document:
@@ -266,5 +267,19 @@ def read_search(path: Path, mapping: SearchMapping) -> list[SearchEntry]:
                         doc, rec, f"query '{qid}': '{mapping.scores}' is not one score per result"
                     )
                 scores = [_score(s) for s in given]
-        out.append(SearchEntry(rec.where, rec.line, qid, [m for m, _ in pairs], scores))
+        answer = _answer(doc, rec, body, qid, mapping)
+        out.append(SearchEntry(rec.where, rec.line, qid, [m for m, _ in pairs], scores, answer))
     return out
+
+
+def _answer(doc: Document, rec: Record, body: Any, qid: str, mapping: SearchMapping) -> str | None:
+    """The query's generated answer at ``mapping.answer`` (``None`` when the mapping names
+    no answer or the record has none there); text, or a number as text."""
+    if not mapping.answer or not isinstance(body, dict):
+        return None
+    value = get_path(body, mapping.answer)
+    if value is MISSING or value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise _fail(doc, rec, f"query '{qid}': the answer at '{mapping.answer}' is not text")
+    return str(value)

@@ -16,7 +16,9 @@ A mapping is a small TOML file (see ``mappings/mem0.toml`` and
   name their query in ``query_id``; ``auto`` tells them apart), the path of
   the ranked list (``results``) and in each result the paths of the memory id
   (``memory_id``; a result that is a bare string or number is the id itself)
-  and of its ``score``, or a parallel list of ``scores``.
+  and of its ``score``, or a parallel list of ``scores``; optionally the path of
+  the query's generated ``answer`` in the query's record (empty: the export
+  carries none).
 
 A dotted path walks nested objects (``metadata.source_ids``); the empty path is
 the object itself.
@@ -169,10 +171,11 @@ class SearchMapping(_Strict):
     memory_id: str = "id"
     score: str = "score"
     scores: str = ""
+    answer: str = Field(default="", description="path of the query's generated answer")
 
-    _paths = field_validator("records", "query_id", "results", "memory_id", "score", "scores")(
-        _check_path
-    )
+    _paths = field_validator(
+        "records", "query_id", "results", "memory_id", "score", "scores", "answer"
+    )(_check_path)
 
 
 class ImportMapping(_Strict):
