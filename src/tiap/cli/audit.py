@@ -122,6 +122,13 @@ def register(app: typer.Typer) -> None:
             help="Gate: thresholds on the point estimates ('point', the paper's rule) or on "
             "the 95% interval lower bounds ('lower'; recorded).",
         ),
+        gate_raters: str = typer.Option(
+            "judges",
+            "--gate-raters",
+            help="Gate: Fleiss' kappa over the judges alone ('judges') or over the judges "
+            "and the human reference ('judges+reference', the paper's five-rater kappa; "
+            "recorded).",
+        ),
         max_cost: float | None = typer.Option(
             None, "--max-cost", help="Budget in US dollars for each judging step."
         ),
@@ -174,7 +181,7 @@ def register(app: typer.Typer) -> None:
         from pydantic import ValidationError
 
         from tiap.audit import AuditSettings
-        from tiap.cases.events import check_gate_on
+        from tiap.cases.events import check_gate_on, check_gate_raters
         from tiap.cli.options import settings_problem
         from tiap.errors import TiapError
 
@@ -203,6 +210,7 @@ def register(app: typer.Typer) -> None:
                 min_cases=min_cases,
                 min_valid=min_valid,
                 gate_on=check_gate_on("--gate-on", gate_on),
+                gate_raters=check_gate_raters("--gate-raters", gate_raters),
                 max_cost=max_cost,
                 force=force,
                 replace_stale=replace_stale,
