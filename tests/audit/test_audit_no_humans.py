@@ -53,9 +53,9 @@ def test_no_humans_ignores_disagreeing_human_labels_for_the_gate(
     gate = json.loads((out / "validation/report.json").read_text())["gate"]
     assert gate["gate_raters"] == "judges+reference"
     assert gate["fleiss_raters"][-1] == "ann"
-    assert "Fleiss' kappa over the judges and the human reference)" in (
-        out / "index.md"
-    ).read_text(encoding="utf-8")
+    assert "Fleiss' kappa over the judges and the human reference)" in (out / "index.md").read_text(
+        encoding="utf-8"
+    )
     with Workspace(db, create=False) as ws:
         assert ws.events("gate")[-1]["gate_raters"] == "judges+reference"
 

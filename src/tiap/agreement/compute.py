@@ -107,6 +107,15 @@ def _without_humans(table: LabelTable) -> tuple[LabelTable, list[str]]:
     return table.without(humans), [note]
 
 
+def check_humans(no_humans: bool, reference: str | None, gate_raters: GateRaters) -> None:
+    """``--no-humans`` leaves human labels out: not with a reference named, nor with a
+    gate over the judges and the human reference (one-line :class:`TiapError`)."""
+    if no_humans and reference is not None:
+        raise TiapError(NO_HUMANS_AND_REFERENCE)
+    if no_humans and gate_raters == "judges+reference":
+        raise TiapError(NO_HUMANS_AND_REFERENCE_RATERS)
+
+
 def compute_report(
     table: LabelTable,
     rubric: Rubric | None = None,
@@ -167,10 +176,7 @@ def compute_report(
     check_seed("seed", seed)
     if quorum is not None:
         check_quorum("quorum", quorum)
-    if no_humans and reference is not None:
-        raise TiapError(NO_HUMANS_AND_REFERENCE)
-    if no_humans and gate_raters == "judges+reference":
-        raise TiapError(NO_HUMANS_AND_REFERENCE_RATERS)
+    check_humans(no_humans, reference, gate_raters)
     table, scope_notes = of_rubric_kind(table, rubric)
     if no_humans:
         table, human_notes = _without_humans(table)

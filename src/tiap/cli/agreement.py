@@ -172,7 +172,7 @@ def report(
     prevalence, judge-vs-human) with bootstrap CIs, and the scale gate. Exit status 3:
     the gate applies (a validation subset) and failed; the report is written."""
     from tiap.agreement import compute_report, labels_from_file, write_report_and_record_gate
-    from tiap.agreement.compute import NO_HUMANS_AND_REFERENCE, NO_HUMANS_AND_REFERENCE_RATERS
+    from tiap.agreement.compute import check_humans
     from tiap.agreement.gate import record_gate
     from tiap.agreement.qrels_tables import lines as qrels_lines
     from tiap.agreement.report_text import summary_lines
@@ -196,11 +196,8 @@ def report(
     check_apart(out, [("labels file", labels), ("workspace", db), ("rubric", rubric)])
     if quorum is not None:
         check_quorum("--quorum", quorum)
-    if no_humans and reference is not None:
-        raise TiapError(NO_HUMANS_AND_REFERENCE)
     raters_of_gate = check_gate_raters("--gate-raters", gate_raters)
-    if no_humans and raters_of_gate == "judges+reference":
-        raise TiapError(NO_HUMANS_AND_REFERENCE_RATERS)
+    check_humans(no_humans, reference, raters_of_gate)
     options = {
         "raters": _names(raters),
         "reference": reference,
