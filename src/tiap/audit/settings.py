@@ -91,6 +91,8 @@ class AuditSettings(BaseModel):
     progress: bool = True
     # qrels mode
     per_dataset: int = 100
+    #: what a dataset is: LMEB's dataset (its tasks together) or each task
+    group_by: Literal["dataset", "task"] = "dataset"
     negatives: int = 0
     run: str | None = None
     qrels_subset: str = "qrels"
