@@ -373,11 +373,6 @@ def evaluate_gate(g: GateInputs) -> Gate:
         )
         if g.no_humans:
             note += "; human labels left out by choice (--no-humans): judges alone"
-        if g.gate_raters == "judges+reference":
-            note += (
-                "; Fleiss' kappa over the judges and the human reference "
-                "(--gate-raters judges+reference)"
-            )
     passed = not failures
     return Gate(
         status="PASS" if passed else "FAIL",
