@@ -46,6 +46,19 @@ def test_no_humans_ignores_disagreeing_human_labels_for_the_gate(
     assert report["vs_reference"]["available"] is True
     assert any(VS_HUMANS in f for f in report["gate"]["failures"])
 
+    # The gate's Fleiss' kappa over the judges and the human (the paper's five raters):
+    # the choice is recorded with the verdict and shown on the index page
+    five = tiap_cli(*args, *lenient, "--gate-raters", "judges+reference", cwd=tmp_path)
+    assert five.returncode == 3, five.stderr
+    gate = json.loads((out / "validation/report.json").read_text())["gate"]
+    assert gate["gate_raters"] == "judges+reference"
+    assert gate["fleiss_raters"][-1] == "ann"
+    assert "Fleiss' kappa over the judges and the human reference)" in (out / "index.md").read_text(
+        encoding="utf-8"
+    )
+    with Workspace(db, create=False) as ws:
+        assert ws.events("gate")[-1]["gate_raters"] == "judges+reference"
+
     # ... with --no-humans the gate is on judge agreement only, and passes.
     judges_only = tiap_cli(*args, *lenient, "--no-humans", cwd=tmp_path)
     assert judges_only.returncode == 0, judges_only.stderr
@@ -82,3 +95,11 @@ def test_no_humans_with_a_reference_is_bad_input(
     assert res.returncode == 2
     assert res.stderr.strip().count("\n") == 0
     assert "--no-humans" in res.stderr
+    res = tiap_cli(
+        "audit", sample_bundle_dir, "--out", tmp_path / "o", "--panel", "offline",
+        "--no-humans", "--gate-raters", "judges+reference", cwd=tmp_path,
+    )  # fmt: skip
+    assert res.returncode == 2
+    assert res.stderr.strip().count("\n") == 0
+    assert "judges+reference" in res.stderr
+    assert not (tmp_path / "o").exists()

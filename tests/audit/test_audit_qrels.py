@@ -78,6 +78,7 @@ def _settings(tree: Tree, out: Path, panel: Path, **kw: Any) -> AuditSettings:
         panel=str(panel),
         mode="qrels",
         per_dataset=500,  # every qrels line
+        group_by="task",  # each task has errors of its own written in
         negatives=NEGATIVES,
         run=RUN_FILE,
         n=30,
@@ -165,6 +166,7 @@ def test_the_command_runs_the_qrels_audit(tiap_cli, tmp_path: Path, tree: Tree, 
     out = tmp_path / "cli"
     args = ("audit", tree.root, "--mode", "qrels", "--out", out, "--panel", panel_file)
     opts = ("--per-dataset", "500", "--negatives", str(NEGATIVES), "--run", RUN_FILE)
+    opts += ("--group-by", "task")
     done = tiap_cli(*args, *opts, "--n", "30", "--no-humans", "--no-progress", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert f"qrels {SINGLE}: labels unreliable" in done.stdout

@@ -93,9 +93,9 @@ def report_plan(
     comparisons: dict[str, Comparison],
     width: float = DEFAULT_WIDTH,
 ) -> SamplePlan:
-    """The plan of a report's gate figures: Fleiss' kappa over the judges (bootstrap
-    variance), and each judge's kappa against the reference (``comparisons``: on the
-    gate's scale)."""
+    """The plan of a report's gate figures: the gate's Fleiss' kappa (over the judges,
+    or the judges and the reference; bootstrap variance), and each judge's kappa against
+    the reference (``comparisons``: on the gate's scale)."""
     w = check_interval_width("width", width)
     f = gate.figures
     rows = []
@@ -105,7 +105,7 @@ def report_plan(
             estimate=f.fleiss_kappa,
             threshold=gate.min_fleiss,
             n=f.fleiss_n,
-            raters=len(gate.judges),
+            raters=len(gate.fleiss_raters or gate.judges),
         )
         variance, reason = _bootstrap(fleiss)
         rows.append(_plan_row(base, w, variance, "bootstrap", reason))
@@ -157,4 +157,5 @@ def plan_of(
         for v in vs_ref.raters
     }
     judges = {j: e for j in gate.figures.judge_kappa if (e := est.get(f"ref.kappa.{scale}.{j}"))}
-    return report_plan(gate, est.get(f"gate.fleiss.{scale}"), judges, comparisons, width)
+    fleiss = "paper.fleiss_ref" if gate.gate_raters == "judges+reference" else "gate.fleiss"
+    return report_plan(gate, est.get(f"{fleiss}.{scale}"), judges, comparisons, width)

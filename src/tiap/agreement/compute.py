@@ -14,7 +14,7 @@ from tiap.agreement import library as lib
 from tiap.agreement.calibrated import calibrated_prevalence
 from tiap.agreement.comparisons import MAJORITY_KEY, pairs, vs_reference
 from tiap.agreement.estimates import CONFIDENCE, Estimate, evaluate
-from tiap.agreement.figure_model import figure_of
+from tiap.agreement.figure_model import Figure, figure_of
 from tiap.agreement.gate import (
     DEFAULT_MIN_CASES,
     DEFAULT_MIN_VALID,
@@ -49,7 +49,15 @@ from tiap.agreement.summaries import (
     rubric_info,
 )
 from tiap.agreement.votes import default_quorum, default_voters, distribution, vote
-from tiap.cases.events import DEFAULT_GATE_ON, GateOn, check_gate_on, check_kappa_threshold
+from tiap.cases.events import (
+    DEFAULT_GATE_ON,
+    DEFAULT_GATE_RATERS,
+    GateOn,
+    GateRaters,
+    check_gate_on,
+    check_gate_raters,
+    check_kappa_threshold,
+)
 from tiap.cases.vocab import HUMAN, JUDGE
 from tiap.errors import TiapError
 from tiap.limits import (
@@ -70,6 +78,10 @@ DEFAULT_MIN_JUDGE_KAPPA = 0.60
 NO_HUMANS_AND_REFERENCE = (
     "--reference names the human reference, and --no-humans leaves human labels out: "
     "use one of them"
+)
+NO_HUMANS_AND_REFERENCE_RATERS = (
+    "--gate-raters judges+reference puts the human reference into the gate's Fleiss' "
+    "kappa, and --no-humans leaves human labels out: use one of them"
 )
 
 
@@ -95,6 +107,15 @@ def _without_humans(table: LabelTable) -> tuple[LabelTable, list[str]]:
     return table.without(humans), [note]
 
 
+def check_humans(no_humans: bool, reference: str | None, gate_raters: GateRaters) -> None:
+    """``--no-humans`` leaves human labels out: not with a reference named, nor with a
+    gate over the judges and the human reference (one-line :class:`TiapError`)."""
+    if no_humans and reference is not None:
+        raise TiapError(NO_HUMANS_AND_REFERENCE)
+    if no_humans and gate_raters == "judges+reference":
+        raise TiapError(NO_HUMANS_AND_REFERENCE_RATERS)
+
+
 def compute_report(
     table: LabelTable,
     rubric: Rubric | None = None,
@@ -114,6 +135,7 @@ def compute_report(
     min_decided: float = DEFAULT_MIN_DECIDED,
     no_humans: bool = False,
     gate_on: GateOn = DEFAULT_GATE_ON,
+    gate_raters: GateRaters = DEFAULT_GATE_RATERS,
     progress: Progress | None = None,
 ) -> AgreementReport:
     """Every agreement figure over ``raters`` (default: the judges; without
@@ -132,12 +154,15 @@ def compute_report(
     (the gate is then on the judges alone, and says so). The gate's thresholds:
     ``min_fleiss``, ``min_judge_kappa``, ``min_cases`` and ``min_valid``
     (:mod:`tiap.agreement.gate`), compared with the point estimates or, ``gate_on``
-    ``lower``, the intervals' lower bounds. On ``qrels`` cases it adds the relevance-label
+    ``lower``, the intervals' lower bounds; the gate's Fleiss' kappa is over the judges
+    or, ``gate_raters`` ``judges+reference``, over the judges and the human reference
+    (the paper's five-rater validation kappa). On ``qrels`` cases it adds the relevance-label
     figures and a verdict per dataset (:mod:`tiap.agreement.qrels`;
     ``min_confirmed``, ``max_missed`` and ``min_decided`` are its thresholds).
     """
     check_kappa_threshold("min_fleiss", min_fleiss)
     check_gate_on("gate_on", gate_on)
+    check_gate_raters("gate_raters", gate_raters)
     check_kappa_threshold("min_judge_kappa", min_judge_kappa)
     check_cases("min_cases", min_cases)
     for name, share in (
@@ -151,8 +176,7 @@ def compute_report(
     check_seed("seed", seed)
     if quorum is not None:
         check_quorum("quorum", quorum)
-    if no_humans and reference is not None:
-        raise TiapError(NO_HUMANS_AND_REFERENCE)
+    check_humans(no_humans, reference, gate_raters)
     table, scope_notes = of_rubric_kind(table, rubric)
     if no_humans:
         table, human_notes = _without_humans(table)
@@ -223,12 +247,14 @@ def compute_report(
             est,
             vs_ref,
             version,
+            human_ref,
             min_fleiss=min_fleiss,
             min_judge_kappa=min_judge_kappa,
             min_cases=min_cases,
             min_valid=min_valid,
             no_humans=no_humans,
             gate_on=gate_on,
+            gate_raters=gate_raters,
         )
     )
     qrels = None
@@ -319,6 +345,7 @@ def _gate_inputs(
     est: dict[str, Estimate],
     vs_ref: VsReference,
     version: VersionScope,
+    human_ref: list[str],
     *,
     min_fleiss: float,
     min_judge_kappa: float,
@@ -326,10 +353,12 @@ def _gate_inputs(
     min_valid: float,
     no_humans: bool,
     gate_on: GateOn,
+    gate_raters: GateRaters,
 ) -> GateInputs:
     """What the verdict is reached from, on ``scale`` (the binary collapse when the
-    rubric has one): Fleiss' kappa over the judges, each judge's kappa against the
-    human reference, each judge's valid labels, and the rubric versions."""
+    rubric has one): Fleiss' kappa over the judges (and the human reference's raters
+    ``human_ref``, with ``gate_raters`` ``judges+reference``), each judge's kappa against
+    the human reference, each judge's valid labels, and the rubric versions."""
     judge_kappa = None
     if vs_ref.available:
         judge_kappa = {
@@ -346,7 +375,11 @@ def _gate_inputs(
         judges=judges,
         constant=constant_judges,
         scale="binary" if scale.name == "binary" else "labels",
-        fleiss=_figure(est[f"gate.fleiss.{scale.name}"]) if judges else None,
+        fleiss=_gate_fleiss(est, scale.name, judges, gate_raters),
+        fleiss_raters=paper_counts.reference_raters(judges, human_ref)
+        if gate_raters == "judges+reference" and human_ref
+        else list(judges),
+        gate_raters=gate_raters,
         judge_kappa=judge_kappa,
         min_fleiss=min_fleiss,
         min_judge_kappa=min_judge_kappa,
@@ -358,6 +391,16 @@ def _gate_inputs(
         no_humans=no_humans,
         gate_on=gate_on,
     )
+
+
+def _gate_fleiss(
+    est: dict[str, Estimate], scale: str, judges: list[str], gate_raters: GateRaters
+) -> Figure | None:
+    """The gate's Fleiss' kappa: over the judges, or over the judges and the human
+    reference (``None`` without judges, or without a human reference for it)."""
+    over = "paper.fleiss_ref" if gate_raters == "judges+reference" else "gate.fleiss"
+    key = f"{over}.{scale}"
+    return _figure(est[key]) if judges and key in est else None
 
 
 def _stats(

@@ -12,7 +12,9 @@ The gate passes when, on the validation subset,
   (``no_humans``, recorded);
 - Fleiss' kappa over the judges (the included raters of kind ``judge``) on the
   rubric's binary collapse (on its labels when it has none) is at least
-  ``min_fleiss`` (default 0.80), and
+  ``min_fleiss`` (default 0.80); ``gate_raters`` ``judges+reference`` takes it over
+  the judges and the human reference's raters together (the paper's validation kappa
+  over five raters: the human and four LLMs), which needs a human reference, and
 - when there is a human reference, every judge's Cohen's kappa against it on
   the same scale, on at least as many cases as the complete cases needed, is at
   least ``min_judge_kappa`` (default 0.60).
@@ -49,15 +51,18 @@ from tiap.agreement.models import Figure, Gate
 from tiap.agreement.rubric_versions import VersionScope
 from tiap.cases.events import (
     DEFAULT_GATE_ON,
+    DEFAULT_GATE_RATERS,
     VALIDATION_KIND,
     GatedJudge,
     GateEvent,
     GateFigures,
     GateOn,
+    GateRaters,
     GateThresholds,
     ReportRef,
     ScaleName,
     check_gate_on,
+    check_gate_raters,
     check_kappa_threshold,
     record_event,
     required_cases,
@@ -110,9 +115,14 @@ class GateInputs:
     no_humans: bool = False
     #: the thresholds apply to the point estimates or to the interval lower bounds
     gate_on: GateOn = DEFAULT_GATE_ON
+    #: whom ``fleiss`` is over: the judges, or the judges and the human reference
+    gate_raters: GateRaters = DEFAULT_GATE_RATERS
+    #: the raters ``fleiss`` is over, in order (empty: the judges)
+    fleiss_raters: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         check_gate_on("gate_on", self.gate_on)
+        check_gate_raters("gate_raters", self.gate_raters)
         check_kappa_threshold("min_fleiss", self.min_fleiss)
         check_kappa_threshold("min_judge_kappa", self.min_judge_kappa)
         check_cases("min_cases", self.min_cases)
@@ -122,6 +132,15 @@ class GateInputs:
     def cases(self) -> int:
         """The cases in scope (the subset's, of the rubric's kind)."""
         return len(self.table.cases)
+
+    @property
+    def fleiss_over(self) -> str:
+        """Whom the gate's Fleiss' kappa is over, in words."""
+        return (
+            "the judges and the human reference"
+            if self.gate_raters == "judges+reference"
+            else "the judges"
+        )
 
     @property
     def required(self) -> int:
@@ -143,23 +162,35 @@ def _scale_word(g: GateInputs) -> str:
     return "binary " if g.scale == "binary" else ""
 
 
+def _no_fleiss_reason(g: GateInputs) -> str:
+    if g.gate_raters == "judges+reference":
+        return (
+            "no human reference: --gate-raters judges+reference needs human labels as the reference"
+        )
+    return "no judges"
+
+
 def _fleiss_failures(g: GateInputs) -> list[str]:
-    """Step 1: Fleiss' kappa over the judges, against ``min_fleiss``."""
-    word = _scale_word(g)
+    """Step 1: Fleiss' kappa over the judges (and the reference), against ``min_fleiss``."""
+    word, over = _scale_word(g), g.fleiss_over
     if not g.judges:
         return ["no judge among the included raters: the gate needs the panel's labels"]
     if g.fleiss is None or g.fleiss.value is None:
-        why = g.fleiss.reason if g.fleiss else "no judges"
-        return [f"{word}Fleiss' kappa over the judges is undefined ({why})"]
+        why = g.fleiss.reason if g.fleiss else _no_fleiss_reason(g)
+        return [f"{word}Fleiss' kappa over {over} is undefined ({why})"]
     if g.fleiss.value < g.min_fleiss:
         return [
-            f"{word}Fleiss' kappa over the judges {g.fleiss.value:.3f} < {g.min_fleiss:.2f} "
+            f"{word}Fleiss' kappa over {over} {g.fleiss.value:.3f} < {g.min_fleiss:.2f} "
             f"(n={g.fleiss.n})"
         ]
-    failure = lower_failure(
-        f"{word}Fleiss' kappa over the judges", g.fleiss, g.min_fleiss, g.gate_on
-    )
+    failure = lower_failure(f"{word}Fleiss' kappa over {over}", g.fleiss, g.min_fleiss, g.gate_on)
     return [failure] if failure else []
+
+
+def _complete_who(g: GateInputs) -> str:
+    if g.gate_raters == "judges+reference":
+        return "every judge and the human reference"
+    return "every judge"
 
 
 def _evidence_failures(g: GateInputs) -> list[str]:
@@ -174,7 +205,7 @@ def _evidence_failures(g: GateInputs) -> list[str]:
         )
     elif g.fleiss is not None and g.fleiss.n < g.required:
         out.append(
-            f"only {g.fleiss.n} complete case(s) (every judge labelled validly) of the "
+            f"only {g.fleiss.n} complete case(s) ({_complete_who(g)} labelled validly) of the "
             f"{g.cases} in the subset: the gate needs at least {g.required} (--min-cases "
             f"{g.min_cases}, and at least half of the subset)"
         )
@@ -369,6 +400,8 @@ def evaluate_gate(g: GateInputs) -> Gate:
         figures=_figures(g, kappas),
         failures=failures,
         gate_on=g.gate_on,
+        gate_raters=g.gate_raters,
+        fleiss_raters=g.fleiss_raters or list(g.judges),
         conclusive=conclusive(g.fleiss, kappas, g.min_fleiss, g.min_judge_kappa),
     )
 
@@ -425,6 +458,7 @@ def gate_event(report: AgreementReport, ref: ReportRef | None = None) -> GateEve
         other_version_labels=gate.other_version_labels,
         bundle_fingerprint=report.source.bundle_version,
         gate_on=gate.gate_on,
+        gate_raters=gate.gate_raters,
         conclusive=gate.conclusive,
     )
 

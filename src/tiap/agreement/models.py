@@ -14,7 +14,13 @@ from tiap.agreement.calibrated_models import Calibrated
 from tiap.agreement.figure_model import Figure
 from tiap.agreement.paper_models import PaperCounts
 from tiap.agreement.qrels_models import QrelsFigures
-from tiap.cases.events import DEFAULT_GATE_ON, GateFigures, GateOn
+from tiap.cases.events import (
+    DEFAULT_GATE_ON,
+    DEFAULT_GATE_RATERS,
+    GateFigures,
+    GateOn,
+    GateRaters,
+)
 from tiap.cases.vocab import RaterKind
 from tiap.errors import TiapError
 
@@ -181,6 +187,12 @@ class Gate(_Model):
     #: the thresholds applied to the point estimates (``point``, the paper's rule) or to
     #: the intervals' lower bounds (``lower``)
     gate_on: GateOn = DEFAULT_GATE_ON
+    #: whom the gate's Fleiss' kappa is over: the judges alone (``judges``, the default)
+    #: or the judges and the human reference (``judges+reference``, the paper's
+    #: validation kappa over five raters)
+    gate_raters: GateRaters = DEFAULT_GATE_RATERS
+    #: the raters the gate's Fleiss' kappa is over, in order
+    fleiss_raters: list[str] = Field(default_factory=list)
     #: every gate figure's interval lies wholly on one side of its threshold
     conclusive: bool = False
 

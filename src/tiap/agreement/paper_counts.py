@@ -11,8 +11,9 @@
   cases only, beside tiap's pairwise-deletion figure (each pair on the cases both
   labelled validly).
 - **Fleiss' kappa over the judges and the reference** (the paper's validation kappa
-  over five raters: the human and four LLMs), whenever human labels are the reference;
-  the gate's kappa stays over the judges alone.
+  over five raters: the human and four LLMs), whenever human labels are the reference,
+  beside the same kappa over the judges alone; the gate's kappa is over the judges alone
+  unless ``--gate-raters judges+reference`` asks for the first.
 """
 
 from __future__ import annotations
@@ -72,7 +73,8 @@ def _complete_only(codes: np.ndarray) -> np.ndarray:
     return np.where(complete[:, None], codes, ABSENT)
 
 
-def _reference_raters(judges: Sequence[str], reference: Sequence[str]) -> list[str]:
+def reference_raters(judges: Sequence[str], reference: Sequence[str]) -> list[str]:
+    """The raters of the five-rater kappa: the judges, then the reference's raters."""
     return [*judges, *(r for r in reference if r not in judges)]
 
 
@@ -81,7 +83,7 @@ def stats(
 ) -> dict[str, st.Stat]:
     """The bootstrapped figures, keyed ``paper.*``, to evaluate with the report's."""
     out: dict[str, st.Stat] = {}
-    raters = _reference_raters(judges, reference) if reference and judges else None
+    raters = reference_raters(judges, reference) if reference and judges else None
     for s in scales:
         out[f"paper.pa_complete.{s.name}"] = st.mean_pairwise_agreement_stat(
             _complete_only(s.codes), s.k
@@ -109,17 +111,18 @@ def counts(
         complete[s.name] = CompleteCaseAgreement(
             value=e.value, ci=_ci(e), n=e.n, n_cases=len(s.codes), reason=e.reason
         )
-    fleiss = None
+    with_ref = alone = None
     if reference and judges:
-        raters = _reference_raters(judges, reference)
-        fleiss = {}
-        for s in scales:
-            e = est[f"paper.fleiss_ref.{s.name}"]
-            fleiss[s.name] = ReferenceFleiss(
-                raters=raters, value=e.value, ci=_ci(e), n=e.n, reason=e.reason
-            )
+        raters = reference_raters(judges, reference)
+        with_ref = {s.name: _fleiss(est[f"paper.fleiss_ref.{s.name}"], raters) for s in scales}
+        alone = {s.name: _fleiss(est[f"gate.fleiss.{s.name}"], list(judges)) for s in scales}
     return PaperCounts(
         plurality={s.name: plurality(s) for s in scales},
         complete_case_agreement=complete,
-        fleiss_judges_and_reference=fleiss,
+        fleiss_judges_and_reference=with_ref,
+        fleiss_judges=alone,
     )
+
+
+def _fleiss(e: Estimate, raters: list[str]) -> ReferenceFleiss:
+    return ReferenceFleiss(raters=raters, value=e.value, ci=_ci(e), n=e.n, reason=e.reason)

@@ -36,8 +36,9 @@ class CompleteCaseAgreement(_Model):
 
 
 class ReferenceFleiss(_Model):
-    """Fleiss' kappa over the judges and the human reference's raters together, on the
-    ``n`` cases every one of them labelled validly."""
+    """Fleiss' kappa over ``raters`` (the judges and the human reference's raters
+    together, or the judges alone), on the ``n`` cases every one of them labelled
+    validly."""
 
     raters: list[str]
     value: float | None
@@ -54,3 +55,6 @@ class PaperCounts(_Model):
     complete_case_agreement: dict[str, CompleteCaseAgreement]
     #: with human labels only (the paper's five-rater validation kappa)
     fleiss_judges_and_reference: dict[str, ReferenceFleiss] | None = None
+    #: beside it, with human labels only: the same kappa over the judges alone (the
+    #: gate's figure under ``--gate-raters judges``)
+    fleiss_judges: dict[str, ReferenceFleiss] | None = None

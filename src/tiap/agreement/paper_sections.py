@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from tiap.agreement.models import AgreementReport
 from tiap.agreement.report_text import figure, kappa_text
-from tiap.report.blocks import Block, bullets, data, data_table, heading, para
+from tiap.report.blocks import Block, Data, bullets, data, data_table, heading, para
 from tiap.report.numbers import pct
 
 
@@ -43,13 +43,41 @@ def paper_section(r: AgreementReport) -> list[Block]:
                 f"pairwise deletion (tiap): {tiap_pa}"
             )
         )
-    for scale, f in (p.fleiss_judges_and_reference or {}).items():
+    lines += validation_kappa_lines(r)
+    out.append(bullets(lines))
+    return out
+
+
+def validation_kappa_lines(r: AgreementReport) -> list[Data]:
+    """With human labels: per scale, Fleiss' kappa over the judges and the human
+    reference (the paper's validation figure, over five raters) and over the judges
+    alone, each with its raters, n and interval, and which one the gate used."""
+    p = r.paper
+    if p is None or not p.fleiss_judges_and_reference:
+        return []
+    gate = (
+        "the judges and the human reference"
+        if r.gate.gate_raters == "judges+reference"
+        else "the judges alone"
+    )
+    lines: list[Data] = []
+    for scale, f in p.fleiss_judges_and_reference.items():
         lines.append(
             data(
                 f"Fleiss' kappa over the judges and the human reference ({scale}; "
-                f"{', '.join(f.raters)}; the paper's five-rater validation figure; n={f.n}): "
-                f"{kappa_text(f.value, f.ci, f.reason)}; the gate's is over the judges alone"
+                f"{', '.join(f.raters)}; the paper's {len(f.raters)}-rater validation "
+                f"figure; n={f.n}): {kappa_text(f.value, f.ci, f.reason)}"
             )
         )
-    out.append(bullets(lines))
-    return out
+        alone = (p.fleiss_judges or {}).get(scale)
+        if alone is not None:
+            lines.append(
+                data(
+                    f"Fleiss' kappa over the judges alone ({scale}; {', '.join(alone.raters)}; "
+                    f"n={alone.n}): {kappa_text(alone.value, alone.ci, alone.reason)}"
+                )
+            )
+    lines.append(
+        data(f"The gate's Fleiss' kappa is over {gate} (--gate-raters {r.gate.gate_raters})")
+    )
+    return lines

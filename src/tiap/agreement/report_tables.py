@@ -177,15 +177,22 @@ def gate_rule_line(g: Gate) -> str:
 def gate_lines(r: AgreementReport) -> list[str]:
     """The gate's thresholds and figures, one item each (without its note and failures)."""
     g, f = r.gate, r.gate.figures
+    over = (
+        "the judges and the human reference"
+        if g.gate_raters == "judges+reference"
+        else "the judges"
+    )
     lines = [
-        f"Thresholds: {f.scale} Fleiss' kappa over the judges at least {g.min_fleiss:.2f}; "
+        f"Thresholds: {f.scale} Fleiss' kappa over {over} at least {g.min_fleiss:.2f}; "
         f"each judge's kappa vs the human reference at least {g.min_judge_kappa:.2f}; at least "
         f"{g.required_cases} complete cases (--min-cases {g.min_cases}, and at least half of "
         f"the subset); each judge's valid share at least {g.min_valid:.2f} (--min-valid)",
         f"Complete cases: {f.fleiss_n} of {f.cases if f.cases is not None else '?'} "
-        f"(every judge labelled validly)",
-        f"Fleiss' kappa over the judges ({', '.join(g.judges) or 'none'}): "
-        f"{num(f.fleiss_kappa)}{text.ci(f.fleiss_ci)} (n={f.fleiss_n})",
+        f"(every {'judge and the human reference' if g.gate_raters != 'judges' else 'judge'} "
+        "labelled validly)",
+        f"Fleiss' kappa over {over} ({', '.join(g.fleiss_raters or g.judges) or 'none'}; "
+        f"--gate-raters {g.gate_raters}): {num(f.fleiss_kappa)}{text.ci(f.fleiss_ci)} "
+        f"(n={f.fleiss_n})",
         gate_rule_line(g),
     ]
     cases = f.cases or 0

@@ -91,9 +91,22 @@ GATE_ON_TEXT = {
 }
 
 
+#: whom the gate's Fleiss' kappa is over, as each ``gate_raters`` choice is said
+GATE_RATERS_TEXT = {
+    "judges": "Fleiss' kappa over the judges (--gate-raters judges)",
+    "judges+reference": (
+        "Fleiss' kappa over the judges and the human reference (--gate-raters judges+reference)"
+    ),
+}
+
+
 def gate_rule(g: Gate) -> str:
-    """``thresholds on the point estimates (--gate-on point); conclusive: no``."""
-    return f"{GATE_ON_TEXT[g.gate_on]}; conclusive: {yes_no(g.conclusive)}"
+    """``thresholds on the point estimates (--gate-on point); conclusive: no; Fleiss'
+    kappa over the judges (--gate-raters judges)``."""
+    return (
+        f"{GATE_ON_TEXT[g.gate_on]}; conclusive: {yes_no(g.conclusive)}; "
+        f"{GATE_RATERS_TEXT[g.gate_raters]}"
+    )
 
 
 def summary_lines(r: AgreementReport) -> list[str]:

@@ -225,7 +225,13 @@ def _validation_blocks(
         _para(
             f"Scale gate: {gate.status} (thresholds on the "
             + ("point estimates" if gate.gate_on == "point" else "interval lower bounds")
-            + f"; conclusive: {yes_no(gate.conclusive)})"
+            + f"; conclusive: {yes_no(gate.conclusive)}; Fleiss' kappa over "
+            + (
+                "the judges and the human reference"
+                if gate.gate_raters == "judges+reference"
+                else "the judges"
+            )
+            + ")"
             + ("" if gate.passed else " — " + "; ".join(gate.failures))
             + "."
         ),

@@ -373,6 +373,7 @@ class _Audit(QrelsSteps):
             min_cases=self.s.min_cases,
             min_valid=self.s.min_valid,
             gate_on=self.s.gate_on,
+            gate_raters=self.s.gate_raters,
             min_confirmed=self.s.min_confirmed,
             max_missed=self.s.max_missed,
             min_decided=self.s.min_decided,

@@ -49,6 +49,7 @@ class QrelsSteps:
             negatives=s.negatives,
             run=s.run,
             subset=s.qrels_subset,
+            group_by=s.group_by,
         )
 
     def qrels_cases(self, ws: Workspace, drawn: tuple[list[Case], QrelsImportReport]) -> None:

@@ -80,6 +80,8 @@ class AuditSettings(BaseModel):
     min_valid: float = 0.90
     #: the gate's thresholds on the point estimates or the intervals' lower bounds
     gate_on: Literal["point", "lower"] = "point"
+    #: the gate's Fleiss' kappa over the judges, or the judges and the human reference
+    gate_raters: Literal["judges", "judges+reference"] = "judges"
     rescore_resamples: int = 3000
     agreement_resamples: int = 1000
     max_cost: float | None = None
@@ -89,6 +91,8 @@ class AuditSettings(BaseModel):
     progress: bool = True
     # qrels mode
     per_dataset: int = 100
+    #: what a dataset is: LMEB's dataset (its tasks together) or each task
+    group_by: Literal["dataset", "task"] = "dataset"
     negatives: int = 0
     run: str | None = None
     qrels_subset: str = "qrels"
@@ -179,6 +183,11 @@ class AuditSettings(BaseModel):
     def _overlap_within_n(self) -> AuditSettings:
         if self.overlap is not None and self.overlap > self.n:
             raise ValueError(f"overlap ({self.overlap}) cannot exceed n ({self.n})")
+        if self.humans == "skip" and self.gate_raters == "judges+reference":
+            raise ValueError(
+                "gate_raters judges+reference needs the human reference, and humans='skip' "
+                "(--no-humans) leaves human labels out: use one of them"
+            )
         return self
 
     @property

@@ -166,6 +166,8 @@ class GateSummary(_Model):
     note: str | None = None
     #: the thresholds applied to the point estimates or the interval lower bounds
     gate_on: Literal["point", "lower"] = "point"
+    #: whom the gate's Fleiss' kappa was over (an earlier tiap's states: the judges)
+    gate_raters: Literal["judges", "judges+reference"] = "judges"
     #: every gate figure's interval wholly on one side of its threshold (``None``: a
     #: state written by an earlier tiap)
     conclusive: bool | None = None
@@ -316,6 +318,7 @@ class AgreementFigures(_Model):
                 failures=gate.failures,
                 note=gate.note,
                 gate_on=gate.gate_on,
+                gate_raters=gate.gate_raters,
                 conclusive=gate.conclusive,
             ),
             vs_humans=rows,

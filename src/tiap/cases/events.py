@@ -51,6 +51,12 @@ ScaleName = Literal["binary", "labels"]
 GateOn = Literal["point", "lower"]
 GATE_ON: tuple[GateOn, ...] = ("point", "lower")
 DEFAULT_GATE_ON: GateOn = "point"
+#: whom the gate's Fleiss' kappa is over: the judges alone (tiap's default), or the
+#: judges and the human reference's raters (the paper's validation kappa over five
+#: raters, the human and four LLMs)
+GateRaters = Literal["judges", "judges+reference"]
+GATE_RATERS: tuple[GateRaters, ...] = ("judges", "judges+reference")
+DEFAULT_GATE_RATERS: GateRaters = "judges"
 
 
 class EventKind(StrEnum):
@@ -90,6 +96,15 @@ def check_gate_on(name: str, value: object) -> GateOn:
         if value == rule:
             return rule
     raise TiapError(f"{name} must be one of {', '.join(GATE_ON)} (got {value!r})")
+
+
+def check_gate_raters(name: str, value: object) -> GateRaters:
+    """``judges`` or ``judges+reference``; otherwise a one-line :class:`TiapError`
+    naming ``name``."""
+    for raters in GATE_RATERS:
+        if value == raters:
+            return raters
+    raise TiapError(f"{name} must be one of {', '.join(GATE_RATERS)} (got {value!r})")
 
 
 def _finite(value: float | None, what: str) -> float | None:
@@ -243,6 +258,9 @@ class GateEvent(WorkspaceEvent):
     #: what the thresholds were compared with: point estimates (an earlier tiap's
     #: records, which did not say, were) or interval lower bounds
     gate_on: GateOn = DEFAULT_GATE_ON
+    #: whom the Fleiss' kappa in ``figures`` is over: the judges (an earlier tiap's
+    #: records, which did not say, were) or the judges and the human reference
+    gate_raters: GateRaters = DEFAULT_GATE_RATERS
     #: every figure's interval wholly on one side of its threshold (``None``: a record
     #: of an earlier tiap, which did not say)
     conclusive: StrictBool | None = None
@@ -283,6 +301,11 @@ class GateEvent(WorkspaceEvent):
         f, t = self.figures, self.thresholds
         if not self.judges:
             raise ValueError("passed is true with no judge")
+        if self.gate_raters == "judges+reference" and (self.no_humans or not f.judge_kappa):
+            raise ValueError(
+                "passed is true with Fleiss' kappa over the judges and the human reference, "
+                "but no human reference"
+            )
         lower = self.gate_on == "lower"
         fleiss = f.lower_bound() if lower and f.fleiss_kappa is not None else f.fleiss_kappa
         if fleiss is None or fleiss < t.min_fleiss:

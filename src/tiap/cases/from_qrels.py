@@ -4,8 +4,11 @@ and manual spot checks.
 
 The rule (``RULE`` below, recorded with the stored subset):
 
-1. **Pool.** Per dataset (see :mod:`tiap.cases.qrels_source`), every qrels line
-   (query, document, grade). Strata are the grades, highest first.
+1. **Pool.** Per dataset (``group_by``: LMEB's dataset, its tasks together, or each
+   task; see :mod:`tiap.cases.qrels_groups`, recorded with the subset and in the
+   version's definition), every qrels line (query, document, grade). Strata are the
+   grades, highest first. A drawn case's ``dataset`` is its group (the agreement
+   report groups by it), its ``metadata["task"]`` the task when that differs.
 2. **Allocation.** Up to ``per_dataset`` pairs, split over the grades in
    proportion to their sizes with largest-remainder rounding (ties to the higher
    grade), as the validation subsets are (:func:`tiap.cases.sample.largest_remainder`).
@@ -37,9 +40,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import random
+import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -47,15 +49,24 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tiap.cases.fingerprint import fingerprint
 from tiap.cases.models import QRELS_RUN, BundleVersion, Case
+from tiap.cases.qrels_groups import (
+    DEFAULT_GROUP_BY,
+    NEGATIVE_STRATUM,
+    GroupBy,
+    Pick,
+    QrelsGroup,
+    check_group_by,
+    groups_of,
+    sample_annotated,
+    sample_negatives,
+)
 from tiap.cases.qrels_source import (
     QrelsQuery,
     QrelsSource,
-    QrelsTask,
     TaskRun,
     read_source,
     task_run,
 )
-from tiap.cases.sample import evenly_spaced, largest_remainder
 from tiap.cases.store import now_iso
 from tiap.cases.versions import VersionChange, qrels_scope
 from tiap.cases.vocab import ANNOTATED, NEGATIVE, QRELS, SUBSET_QRELS_SAMPLE
@@ -76,17 +87,12 @@ DEFAULT_PER_DATASET = 100
 DEFAULT_SEED = 1337
 DEFAULT_SUBSET = "qrels"
 EVENT = "cases.from_qrels"
-NEGATIVE_STRATUM = "negative"
 
 
 def qrels_case_id(dataset: str, query_id: str, doc_id: str) -> str:
     """Stable id of a qrels case: ``q-`` and 16 hex digits of a sha256."""
     key = json.dumps([dataset, query_id, doc_id], ensure_ascii=False)
     return "q-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
-
-
-def grade_stratum(grade: int) -> str:
-    return f"grade {grade}"
 
 
 class DatasetCounts(BaseModel):
@@ -96,6 +102,8 @@ class DatasetCounts(BaseModel):
 
     memory_type: str | None
     path: str
+    #: the tasks drawn from together (``--group-by dataset``: LMEB's dataset's tasks)
+    tasks: list[str] = Field(default_factory=list)
     queries: int
     documents: int
     qrels_lines: int
@@ -123,6 +131,8 @@ class QrelsImportReport(BaseModel):
     seed: int
     negatives: int
     run: str | None
+    #: what a dataset is: LMEB's dataset (its tasks together) or each task
+    group_by: GroupBy = DEFAULT_GROUP_BY
     datasets: dict[str, DatasetCounts]
     cases: int
     added: int = 0
@@ -132,88 +142,27 @@ class QrelsImportReport(BaseModel):
     version: VersionChange | None = None
 
 
-@dataclass(frozen=True)
-class _Pick:
-    query_id: str
-    doc_id: str
-    grade: int | None
-    stratum: str
-    pair: str
-    rank: int | None = None
-
-
-def _rounds(groups: Sequence[Sequence[_Pick]], take: int) -> list[_Pick]:
-    """Round r = every group's r-th item (groups in order); whole rounds while they
-    fit, then evenly spaced positions of the last one."""
-    out: list[_Pick] = []
-    depth = max((len(g) for g in groups), default=0)
-    for r in range(depth):
-        if len(out) >= take:
-            break
-        row = [g[r] for g in groups if len(g) > r]
-        left = take - len(out)
-        out += row if len(row) <= left else [row[p] for p in evenly_spaced(len(row), left)]
-    return out
-
-
-def sample_annotated(
-    task: QrelsTask, per_dataset: int, seed: int
-) -> tuple[list[_Pick], dict[str, int], dict[str, int]]:
-    """The annotated pairs drawn by the rule, the strata sizes and the allocation."""
-    by_grade: dict[int, dict[str, list[str]]] = {}
-    for q in task.queries:
-        for did, grade in task.qrels.get(q.query_id, {}).items():
-            by_grade.setdefault(grade, {}).setdefault(q.query_id, []).append(did)
-    grades = sorted(by_grade, reverse=True)
-    sizes = {grade_stratum(g): sum(len(d) for d in by_grade[g].values()) for g in grades}
-    allocation = largest_remainder(sizes, min(per_dataset, sum(sizes.values())))
-    picks: list[_Pick] = []
-    for g in grades:
-        stratum = grade_stratum(g)
-        groups = []
-        for q in task.queries:
-            docs = list(by_grade[g].get(q.query_id, []))
-            random.Random(f"{seed}|{task.dataset}|{g}|{q.query_id}").shuffle(docs)
-            groups.append([_Pick(q.query_id, d, g, stratum, ANNOTATED) for d in docs])
-        picks += _rounds([grp for grp in groups if grp], allocation[stratum])
-    return picks, sizes, allocation
-
-
-def sample_negatives(
-    task: QrelsTask, run: TaskRun, n: int, drawn: set[tuple[str, str]]
-) -> tuple[list[_Pick], int]:
-    """Up to ``n`` top-ranked documents without a positive grade (and the pool size)."""
-    groups = []
-    for q in task.queries:
-        grades = task.qrels.get(q.query_id, {})
-        group = [
-            _Pick(q.query_id, did, grades.get(did), NEGATIVE_STRATUM, NEGATIVE, rank)
-            for rank, did in enumerate(run.rankings.get(q.query_id, []), start=1)
-            if grades.get(did, 0) <= 0 and (q.query_id, did) not in drawn
-        ]
-        if group:
-            groups.append(group)
-    return _rounds(groups, n), sum(len(g) for g in groups)
-
-
 def _case(
-    task: QrelsTask,
-    pick: _Pick,
+    group: QrelsGroup,
+    pick: Pick,
     query: QrelsQuery,
     query_index: int,
     run: TaskRun | None,
     ranks: dict[str, dict[str, int]],
 ) -> Case:
+    task = group.tasks[pick.task]
     q = query
     doc = task.docs[pick.doc_id]
     rank = pick.rank if pick.rank is not None else ranks.get(pick.query_id, {}).get(pick.doc_id)
     meta: dict[str, Any] = {"source": str(task.path)}
+    if group.name != task.dataset:
+        meta["task"] = task.dataset
     if run is not None:
         meta["ranked_by"] = run.name
     return Case(
         case_id=qrels_case_id(task.dataset, pick.query_id, pick.doc_id),
         kind=QRELS,
-        dataset=task.dataset,
+        dataset=group.name,
         run=run.name if pick.pair == NEGATIVE and run is not None else QRELS_RUN,
         store="",
         query_id=pick.query_id,
@@ -247,6 +196,94 @@ def check_options(per_dataset: int, seed: int, negatives: int, run: str | None) 
         raise TiapError("--run is where --negatives N draws from: give --negatives too")
 
 
+def _group_counts(
+    group: QrelsGroup,
+    picks: list[Pick],
+    sizes: dict[str, int],
+    allocation: dict[str, int],
+    runs: list[TaskRun] | None,
+    negs: tuple[list[Pick], int],
+) -> DatasetCounts:
+    tasks = group.tasks
+    paths = [str(t.path) for t in tasks]
+    docs: set[str] = set()
+    for t in tasks:
+        docs |= set(t.docs)
+    return DatasetCounts(
+        memory_type=group.memory_type,
+        path=paths[0] if len(paths) == 1 else os.path.commonpath(paths),
+        tasks=[t.dataset for t in tasks],
+        queries=sum(len(t.queries) for t in tasks),
+        documents=len(docs),
+        qrels_lines=sum(t.qrels_lines for t in tasks),
+        strata=sizes,
+        allocation=allocation,
+        sampled=len(picks),
+        queries_sampled=len({(p.task, p.query_id) for p in picks}),
+        run=runs[0].name if runs else None,
+        queries_ranked=sum(len(r.rankings) for r in runs) if runs else 0,
+        negatives_pool=negs[1],
+        negatives=len(negs[0]),
+    )
+
+
+def _query_index(group: QrelsGroup, offset: int) -> dict[tuple[int, str], int]:
+    """(task, query) -> its index in the source (``offset``: the group's first)."""
+    index: dict[tuple[int, str], int] = {}
+    for ti, task in enumerate(group.tasks):
+        for q in task.queries:
+            index[(ti, q.query_id)] = offset + len(index)
+    return index
+
+
+def _negatives(
+    group: QrelsGroup, runs: list[TaskRun], negatives: int, picks: list[Pick]
+) -> tuple[tuple[list[Pick], int], list[str]]:
+    """The group's negatives and pool size, and a note per task its run ranks none of."""
+    negs = sample_negatives(group, runs, negatives, {p.key for p in picks})
+    notes = [
+        f"{t.dataset}: run {r.name} ranks none of its queries"
+        for t, r in zip(group.tasks, runs, strict=True)
+        if not r.rankings
+    ]
+    return negs, notes
+
+
+def _group_cases(
+    group: QrelsGroup, offset: int, seed: int, per_dataset: int, negatives: int, run: str | None
+) -> tuple[list[Case], DatasetCounts, list[str]]:
+    """One group's drawn cases (annotated pairs, then negatives), counts and notes;
+    ``offset``: the index of the group's first query in the source."""
+    index = _query_index(group, offset)
+    runs = [task_run(t, run) for t in group.tasks] if run else None
+    picks, sizes, allocation = sample_annotated(group, per_dataset, seed)
+    negs: tuple[list[Pick], int] = ([], 0)
+    notes: list[str] = []
+    if runs is not None:
+        negs, notes = _negatives(group, runs, negatives, picks)
+    if not picks:
+        notes.append(f"{group.name}: no qrels line to draw from")
+    ranks = [
+        {q: {d: r for r, d in enumerate(docs, start=1)} for q, docs in tr.rankings.items()}
+        for tr in runs or []
+    ]
+    order = sorted(picks, key=lambda p: (index[(p.task, p.query_id)], -(p.grade or 0), p.doc_id))
+    order += sorted(negs[0], key=lambda p: (index[(p.task, p.query_id)], p.rank or 0))
+    queries = [{q.query_id: q for q in t.queries} for t in group.tasks]
+    cases = [
+        _case(
+            group,
+            p,
+            queries[p.task][p.query_id],
+            index[(p.task, p.query_id)],
+            runs[p.task] if runs else None,
+            ranks[p.task] if ranks else {},
+        )
+        for p in order
+    ]
+    return cases, _group_counts(group, picks, sizes, allocation, runs, negs), notes
+
+
 def qrels_cases(
     source: QrelsSource,
     *,
@@ -255,54 +292,23 @@ def qrels_cases(
     negatives: int = 0,
     run: str | None = None,
     subset: str = DEFAULT_SUBSET,
+    group_by: GroupBy = DEFAULT_GROUP_BY,
 ) -> tuple[list[Case], QrelsImportReport]:
     """The cases the rule draws from ``source`` (pure: nothing is stored), in subset
-    order: per dataset, the annotated pairs, then the negatives."""
+    order: per dataset (``group_by``: LMEB's datasets or each task, see
+    :mod:`tiap.cases.qrels_groups`), the annotated pairs, then the negatives."""
     check_options(per_dataset, seed, negatives, run)
+    check_group_by("group_by", group_by)
     cases: list[Case] = []
     datasets: dict[str, DatasetCounts] = {}
     notes: list[str] = []
     offset = 0
-    for task in source.tasks:
-        index = {q.query_id: offset + i for i, q in enumerate(task.queries)}
-        offset += len(task.queries)
-        ranked = task_run(task, run) if run else None
-        picks, sizes, allocation = sample_annotated(task, per_dataset, seed)
-        drawn = {(p.query_id, p.doc_id) for p in picks}
-        negs: list[_Pick] = []
-        pool = 0
-        if ranked is not None:
-            negs, pool = sample_negatives(task, ranked, negatives, drawn)
-            if not ranked.rankings:
-                notes.append(f"{task.dataset}: run {ranked.name} ranks none of its queries")
-        if not picks:
-            notes.append(f"{task.dataset}: no qrels line to draw from")
-        ranks = (
-            {q: {d: r for r, d in enumerate(docs, start=1)} for q, docs in ranked.rankings.items()}
-            if ranked is not None
-            else {}
-        )
-        order = sorted(picks, key=lambda p: (index[p.query_id], -(p.grade or 0), p.doc_id))
-        order += sorted(negs, key=lambda p: (index[p.query_id], p.rank or 0))
-        queries = {q.query_id: q for q in task.queries}
-        cases += [
-            _case(task, p, queries[p.query_id], index[p.query_id], ranked, ranks) for p in order
-        ]
-        datasets[task.dataset] = DatasetCounts(
-            memory_type=task.memory_type,
-            path=str(task.path),
-            queries=len(task.queries),
-            documents=len(task.docs),
-            qrels_lines=task.qrels_lines,
-            strata=sizes,
-            allocation=allocation,
-            sampled=len(picks),
-            queries_sampled=len({p.query_id for p in picks}),
-            run=ranked.name if ranked is not None else None,
-            queries_ranked=len(ranked.rankings) if ranked is not None else 0,
-            negatives_pool=pool,
-            negatives=len(negs),
-        )
+    for group in groups_of(source, group_by):
+        drawn, counts, said = _group_cases(group, offset, seed, per_dataset, negatives, run)
+        offset += counts.queries
+        cases += drawn
+        datasets[group.name] = counts
+        notes += said
     report = QrelsImportReport(
         source=str(source.path),
         source_kind=source.kind,
@@ -311,6 +317,7 @@ def qrels_cases(
         seed=seed,
         negatives=negatives,
         run=run,
+        group_by=group_by,
         datasets=datasets,
         cases=len(cases),
         notes=notes,
@@ -327,6 +334,7 @@ def _params(report: QrelsImportReport) -> dict[str, Any]:
         "seed": report.seed,
         "negatives": report.negatives,
         "run": report.run,
+        "group_by": report.group_by,
         "rule": RULE,
         "size": report.cases,
         "allocation": {
@@ -346,6 +354,7 @@ def qrels_version(report: QrelsImportReport, cases: Sequence[Case]) -> BundleVer
         "per_dataset": report.per_dataset,
         "seed": report.seed,
         "negatives": report.negatives,
+        "group_by": report.group_by,
     }
     return BundleVersion(
         scope=qrels_scope(report.subset),
@@ -366,6 +375,7 @@ def draw_qrels(
     negatives: int = 0,
     run: str | None = None,
     subset: str = DEFAULT_SUBSET,
+    group_by: GroupBy = DEFAULT_GROUP_BY,
 ) -> tuple[list[Case], QrelsImportReport]:
     """The pairs :func:`from_qrels` stores, drawn and checked without a workspace (a
     bad option, an unreadable run or no pair at all is an error here, before a
@@ -374,7 +384,13 @@ def draw_qrels(
         raise TiapError("the subset needs a name (--name)")
     src = source if isinstance(source, QrelsSource) else read_source(source)
     cases, report = qrels_cases(
-        src, per_dataset=per_dataset, seed=seed, negatives=negatives, run=run, subset=subset
+        src,
+        per_dataset=per_dataset,
+        seed=seed,
+        negatives=negatives,
+        run=run,
+        subset=subset,
+        group_by=group_by,
     )
     if not cases:
         raise TiapError(f"{src.path}: no qrels pair to draw (every qrels file is empty)")
@@ -445,6 +461,7 @@ def from_qrels(
     subset: str = DEFAULT_SUBSET,
     replace: bool = False,
     replace_stale: bool = False,
+    group_by: GroupBy = DEFAULT_GROUP_BY,
 ) -> QrelsImportReport:
     """Draw qrels pairs from ``source`` (a path or a read source), add the new cases to
     ``workspace`` and store them as the subset ``subset`` (kind ``qrels-sample``).
@@ -462,5 +479,6 @@ def from_qrels(
         negatives=negatives,
         run=run,
         subset=subset,
+        group_by=group_by,
     )
     return store_qrels(workspace, cases, report, replace=replace, replace_stale=replace_stale)

@@ -142,6 +142,13 @@ def report(
         help="Gate: compare the thresholds with the point estimates ('point', the paper's "
         "rule) or with the 95% interval lower bounds ('lower'; recorded).",
     ),
+    gate_raters: str = typer.Option(
+        "judges",
+        "--gate-raters",
+        help="Gate: Fleiss' kappa over the judges alone ('judges') or over the judges and "
+        "the human reference ('judges+reference', the paper's five-rater validation kappa; "
+        "needs human labels; recorded).",
+    ),
     min_confirmed: float = typer.Option(
         0.90,
         "--min-confirmed",
@@ -165,12 +172,12 @@ def report(
     prevalence, judge-vs-human) with bootstrap CIs, and the scale gate. Exit status 3:
     the gate applies (a validation subset) and failed; the report is written."""
     from tiap.agreement import compute_report, labels_from_file, write_report_and_record_gate
-    from tiap.agreement.compute import NO_HUMANS_AND_REFERENCE
+    from tiap.agreement.compute import check_humans
     from tiap.agreement.gate import record_gate
     from tiap.agreement.qrels_tables import lines as qrels_lines
     from tiap.agreement.report_text import summary_lines
     from tiap.agreement.rubrics import rubric_for_table
-    from tiap.cases.events import check_gate_on, check_kappa_threshold
+    from tiap.cases.events import check_gate_on, check_gate_raters, check_kappa_threshold
     from tiap.cases.workspace import Workspace
     from tiap.io import check_apart
     from tiap.limits import (
@@ -189,8 +196,8 @@ def report(
     check_apart(out, [("labels file", labels), ("workspace", db), ("rubric", rubric)])
     if quorum is not None:
         check_quorum("--quorum", quorum)
-    if no_humans and reference is not None:
-        raise TiapError(NO_HUMANS_AND_REFERENCE)
+    raters_of_gate = check_gate_raters("--gate-raters", gate_raters)
+    check_humans(no_humans, reference, raters_of_gate)
     options = {
         "raters": _names(raters),
         "reference": reference,
@@ -206,6 +213,7 @@ def report(
         "min_decided": check_share_threshold("--min-decided", min_decided),
         "no_humans": no_humans,
         "gate_on": check_gate_on("--gate-on", gate_on),
+        "gate_raters": raters_of_gate,
     }
     gate_event: int | None = None
     if labels is not None:

@@ -122,6 +122,13 @@ def register(app: typer.Typer) -> None:
             help="Gate: thresholds on the point estimates ('point', the paper's rule) or on "
             "the 95% interval lower bounds ('lower'; recorded).",
         ),
+        gate_raters: str = typer.Option(
+            "judges",
+            "--gate-raters",
+            help="Gate: Fleiss' kappa over the judges alone ('judges') or over the judges "
+            "and the human reference ('judges+reference', the paper's five-rater kappa; "
+            "recorded).",
+        ),
         max_cost: float | None = typer.Option(
             None, "--max-cost", help="Budget in US dollars for each judging step."
         ),
@@ -137,6 +144,12 @@ def register(app: typer.Typer) -> None:
         ),
         per_dataset: int = typer.Option(
             100, "--per-dataset", help="--mode qrels: annotated pairs drawn per dataset."
+        ),
+        group_by: str = typer.Option(
+            "dataset",
+            "--group-by",
+            help="--mode qrels: a dataset is LMEB's dataset (a tree's Type/Dataset, its tasks "
+            "together; 'dataset') or each task ('task').",
         ),
         negatives: int = typer.Option(
             0,
@@ -174,14 +187,17 @@ def register(app: typer.Typer) -> None:
         from pydantic import ValidationError
 
         from tiap.audit import AuditSettings
-        from tiap.cases.events import check_gate_on
+        from tiap.cases.events import check_gate_on, check_gate_raters
+        from tiap.cases.qrels_groups import check_group_by
         from tiap.cli.options import settings_problem
         from tiap.errors import TiapError
 
         if mode not in ("contested", "qrels"):
             raise TiapError(f"--mode: give contested or qrels (not '{mode}')")
-        if mode != "qrels" and (negatives or run is not None or per_dataset != 100):
-            raise TiapError("--per-dataset, --negatives and --run are for --mode qrels")
+        if mode != "qrels" and (
+            negatives or run is not None or per_dataset != 100 or group_by != "dataset"
+        ):
+            raise TiapError("--per-dataset, --group-by, --negatives and --run are for --mode qrels")
         try:
             settings = AuditSettings(
                 bundle=bundle,
@@ -203,11 +219,13 @@ def register(app: typer.Typer) -> None:
                 min_cases=min_cases,
                 min_valid=min_valid,
                 gate_on=check_gate_on("--gate-on", gate_on),
+                gate_raters=check_gate_raters("--gate-raters", gate_raters),
                 max_cost=max_cost,
                 force=force,
                 replace_stale=replace_stale,
                 progress=not no_progress,
                 per_dataset=per_dataset,
+                group_by=check_group_by("--group-by", group_by),
                 negatives=negatives,
                 run=run,
                 min_confirmed=min_confirmed,

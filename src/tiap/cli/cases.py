@@ -255,8 +255,14 @@ def _print_qrels_report(report: QrelsImportReport, db: Path) -> None:
                 negs,
             ]
         )
-    echo(f"qrels pairs from {report.source} ({report.source_kind})")
+    echo(
+        f"qrels pairs from {report.source} ({report.source_kind}), per dataset "
+        f"(--group-by {report.group_by})"
+    )
     echo(_table(header, rows, right={2, 3}))
+    for name, c in report.datasets.items():
+        if len(c.tasks) > 1:
+            echo(f"dataset {name}: tasks {', '.join(c.tasks)}")
     for note in report.notes:
         echo(f"note: {note}")
     if report.run:
@@ -321,7 +327,7 @@ def from_qrels(
     source: Path = typer.Argument(
         ...,
         help="An LMEB/BEIR task directory (queries.jsonl, corpus.jsonl, qrels.tsv), a tree "
-        "of them (each a dataset named by its path), or a trace bundle.",
+        "of them (each a task named by its path), or a trace bundle.",
     ),
     db: Path = typer.Option(..., "--db", help=DB_HELP),
     per_dataset: int = typer.Option(
@@ -340,6 +346,13 @@ def from_qrels(
         help="The run for --negatives: a TREC or JSONL run file (looked up in each task "
         "directory, one level up, then as given), or a bundle's run by name.",
     ),
+    group_by: str = typer.Option(
+        "dataset",
+        "--group-by",
+        help="What a dataset is for --per-dataset and --negatives: LMEB's dataset "
+        "('dataset': in a tree Type/Dataset/Task, a dataset's tasks together) or each task "
+        "('task'). Recorded with the cases.",
+    ),
     name: str = typer.Option("qrels", "--name", help="Name of the subset of drawn pairs."),
     replace: bool = typer.Option(False, "--replace", help="Replace a subset of that name."),
     replace_stale: bool = typer.Option(False, "--replace-stale", help=REPLACE_STALE_HELP),
@@ -348,12 +361,20 @@ def from_qrels(
     """Annotated (query, document) pairs as cases of kind qrels, for auditing relevance
     labels (deterministic, stratified by grade, spread over queries), stored as a subset."""
     from tiap.cases.from_qrels import check_options, draw_qrels, store_qrels
+    from tiap.cases.qrels_groups import check_group_by
     from tiap.cases.workspace import Workspace
 
     check_options(per_dataset, seed, negatives, run)
+    grouping = check_group_by("--group-by", group_by)
     # drawn (the source and the run read) before the workspace is opened: bad input creates none
     cases, drawn = draw_qrels(
-        source, per_dataset=per_dataset, seed=seed, negatives=negatives, run=run, subset=name
+        source,
+        per_dataset=per_dataset,
+        seed=seed,
+        negatives=negatives,
+        run=run,
+        subset=name,
+        group_by=grouping,
     )
     with Workspace(db) as ws:
         report = store_qrels(ws, cases, drawn, replace=replace, replace_stale=replace_stale)

@@ -256,6 +256,8 @@ def check_scale_gate(
         return GateCheck(passed=False, message=message)
     where = f"panel {event.panel} and rubric {event.rubric_id or '?'} ({rubric})"
     when = f"subset {event.subset}, report of {event.created_at}"
+    if event.gate_raters == "judges+reference":
+        when += ", Fleiss' kappa over the judges and the human reference"
     changed = differences(event, judges) if judges is not None else []
     moved = version_difference(ws, event) if event.passed else None
     if moved is not None:

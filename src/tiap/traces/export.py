@@ -4,9 +4,16 @@ Writes, from a bundle's sources (the corpus) and queries (their evidence as
 qrels of grade 1):
 
 - ``corpus.jsonl``: ``{"_id", "id", "title", "text"}`` per source (``title`` empty,
-  so LMEB's ``title + " " + text`` is the source text);
+  so LMEB's ``title + " " + text`` is the source text, and what a retriever scores is
+  unchanged), and beside them what a dialogue turn carries, when the source has it:
+  ``speaker``, ``time`` (the turn's or session's timestamp), ``conversation_id``,
+  ``session_id`` and ``turn_id`` (from the source's metadata: ``session_id`` or
+  ``session``; ``turn_id``, ``dia_id``, ``turn`` or ``message_id``) and the source's
+  whole ``metadata``. LMEB's and BEIR's loaders read only the id, title and text;
+  ``tiap traces build lmeb`` reads the rest back (:mod:`tiap.traces.lmeb`);
 - ``queries.jsonl``: ``{"_id", "id", "text"}`` per query (``_id`` for BEIR, ``id``
-  for LMEB and tiap);
+  for LMEB and tiap), and, when the query has them, ``answer``, ``category``,
+  ``conversation_id`` and ``metadata``;
 - ``qrels.tsv``: ``query-id <TAB> corpus-id <TAB> 1``, no header (LMEB, tiap), and
   ``qrels/test.tsv``: the same rows under a ``query-id corpus-id score`` header
   (BEIR's ``GenericDataLoader(split="test")`` skips a header line). An id that a
@@ -23,7 +30,8 @@ qrels of grade 1):
 With ``by_category``, each category also gets a subset folder (LMEB's layout:
 ``single_hop/queries.jsonl`` + ``qrels.tsv``, the corpus and candidates one
 level up). Ids are kept as they are, so ``tiap traces build lmeb`` on the
-directory gives back the bundle's queries, evidence and sources.
+directory gives back the bundle's queries, evidence and sources, with their speakers,
+timestamps, session and turn ids and metadata.
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ import re
 import shutil
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -41,7 +50,7 @@ from tiap.errors import TiapError
 from tiap.io import check_apart
 from tiap.traces.bundle import Bundle
 from tiap.traces.lmeb import scene_of
-from tiap.traces.models import Query
+from tiap.traces.models import Query, Source
 
 CORPUS = "corpus.jsonl"
 QUERIES = "queries.jsonl"
@@ -88,9 +97,48 @@ def _check_tsv_id(value: str, what: str) -> None:
         raise TiapError(f"{what} id {value!r} holds a tab or line break; qrels.tsv cannot hold it")
 
 
+#: where a source's metadata keeps its session id and its turn id, in order of preference
+SESSION_KEYS = ("session_id", "session")
+TURN_KEYS = ("turn_id", "dia_id", "turn", "message_id")
+
+
+def _first(metadata: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    return next((metadata[k] for k in keys if metadata.get(k) is not None), None)
+
+
+def corpus_row(s: Source) -> dict[str, object]:
+    """A source as a corpus line (see the module doc)."""
+    row: dict[str, object] = {"_id": s.source_id, "id": s.source_id, "title": "", "text": s.text}
+    for key, value in (
+        ("speaker", s.speaker),
+        ("time", s.time),
+        ("conversation_id", s.conversation_id),
+        ("session_id", _first(s.metadata, SESSION_KEYS)),
+        ("turn_id", _first(s.metadata, TURN_KEYS)),
+    ):
+        if value is not None:
+            row[key] = value
+    if s.metadata:
+        row["metadata"] = s.metadata
+    return row
+
+
+def query_row(q: Query) -> dict[str, object]:
+    """A query as a queries.jsonl line (see the module doc)."""
+    row: dict[str, object] = {"_id": q.query_id, "id": q.query_id, "text": q.question}
+    for key, value in (
+        ("answer", q.answer or None),
+        ("category", q.category),
+        ("conversation_id", q.conversation_id),
+        ("metadata", q.metadata or None),
+    ):
+        if value is not None:
+            row[key] = value
+    return row
+
+
 def _queries_and_qrels(directory: Path, queries: list[Query], beir: bool) -> int:
-    _write(directory / QUERIES, (_line({"_id": q.query_id, "id": q.query_id, "text": q.question})
-                                 for q in queries))  # fmt: skip
+    _write(directory / QUERIES, (_line(query_row(q)) for q in queries))
     rows = [
         f"{neutral(q.query_id)}\t{neutral(sid)}\t1\n"
         for q in queries
@@ -154,13 +202,7 @@ def export_lmeb(
         _check_tsv_id(q.query_id, "query")
     _prepare(root, force)
     root.mkdir(parents=True, exist_ok=True)
-    _write(
-        root / CORPUS,
-        (
-            _line({"_id": s.source_id, "id": s.source_id, "title": "", "text": s.text})
-            for s in bundle.sources.values()
-        ),
-    )
+    _write(root / CORPUS, (_line(corpus_row(s)) for s in bundle.sources.values()))
     n_qrels = _queries_and_qrels(root, bundle.queries, beir=True)
     scenes, note = candidate_scenes(bundle)
     if scenes:

@@ -17,6 +17,16 @@ Without lineage, every corpus item is a raw memory that is its own source, and
 the qrels with score > 0 are a query's evidence (all scores are kept in the
 query's ``metadata.qrels`` when any differs from 1). A query with no positive
 qrels is excluded and listed.
+
+Beside LMEB's fields a corpus line may carry what a dialogue turn has, as ``tiap
+traces export lmeb`` writes it: ``speaker`` and ``time`` (text) become the source's,
+``metadata`` (an object) its metadata, and ``session_id`` / ``turn_id`` go into the
+metadata when no ``metadata`` holds them; a query line's ``answer``, ``category`` and
+``metadata`` become the query's. A ``conversation_id`` becomes the source's (and is
+kept in a query's metadata when it differs from its scene) when there are candidate
+scenes; without them it is kept in the metadata, so that every query is still ranked
+over the whole corpus. So an export and a build give back the bundle's sources and
+queries with nothing lost. Any other type of value is kept in the metadata as it is.
 """
 
 from __future__ import annotations
@@ -196,7 +206,7 @@ def load_lmeb(directory: str | Path, tree_root: str | Path | None = None) -> Dat
         dataset="lmeb",
         input_file=Path(directory).name,
         input_sha256=_sha256(files.all()),
-        sources=_sources(docs),
+        sources=_sources(docs, pools is not None),
         queries=[],
         turns=[],
         candidate_pools=pools,
@@ -266,16 +276,49 @@ def _sha256(paths: list[Path]) -> str:
     return digest.hexdigest()
 
 
-def _sources(docs: list[LmebDoc]) -> list[Source]:
-    """Every corpus item as a source: its title and text joined with a space."""
+def _extra_fields(
+    extra: dict[str, Any], text_keys: tuple[str, ...], scenes: bool
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(model fields, metadata) from a line's fields beyond LMEB's (the module doc)."""
+    given = extra.get("metadata")
+    meta: dict[str, Any] = dict(given) if isinstance(given, dict) else {}
+    if given is not None and not isinstance(given, dict):
+        meta["metadata"] = given
+    fields: dict[str, Any] = {}
+    for key in text_keys:
+        value = extra.get(key)
+        if isinstance(value, str):
+            fields[key] = value
+        elif value is not None:
+            meta[key] = value
+    conv = extra.get("conversation_id")
+    if conv is not None:
+        if scenes and isinstance(conv, str):
+            fields["conversation_id"] = conv
+        else:
+            meta.setdefault("conversation_id", conv)
+    if given is None:
+        for key in ("session_id", "turn_id"):
+            if extra.get(key) is not None:
+                meta[key] = extra[key]
+    return fields, meta
+
+
+def _sources(docs: list[LmebDoc], scenes: bool) -> list[Source]:
+    """Every corpus item as a source: its title and text joined with a space, and
+    what it carries beside them (the module doc)."""
     out = []
     for doc in docs:
         title = (doc.title or "").strip()
+        fields, meta = _extra_fields(doc.model_extra or {}, ("speaker", "time"), scenes)
+        if title:
+            meta["title"] = title
         out.append(
             Source(
                 source_id=doc.id,
                 text=f"{title} {doc.text}".strip() if title else doc.text,
-                metadata={"title": title} if title else {},
+                metadata=meta,
+                **fields,
             )
         )
     return out
@@ -302,7 +345,7 @@ def _add_query(
         out.log.add("query_no_candidates", q.id, value=scene)
         out.excluded_queries.append(q.id)
         return
-    meta: dict[str, Any] = {}
+    fields, meta = _query_extra(q, scene)
     if any(score != 1 for score in grades.values()):
         meta["qrels"] = dict(grades)
     out.queries.append(
@@ -312,5 +355,20 @@ def _add_query(
             evidence=evidence,
             conversation_id=scene,
             metadata=meta,
+            **fields,
         )
     )
+
+
+def _query_extra(q: LmebQuery, scene: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A query line's answer, category and metadata (the module doc); a conversation id
+    other than its scene is kept in the metadata."""
+    extra = dict(q.model_extra or {})
+    for key in ("answer", "category"):  # numbers are text in a bundle
+        value = extra.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            extra[key] = str(value)
+    fields, meta = _extra_fields(extra, ("answer", "category"), scenes=False)
+    if scene is not None and meta.get("conversation_id") == scene:
+        del meta["conversation_id"]
+    return fields, meta
