@@ -355,6 +355,7 @@ class _Audit(QrelsSteps):
         """The agreement report on ``subset`` (every case: ``None``); its gate verdict
         is recorded when ``gate`` (default: for a subset)."""
         from tiap.agreement import compute_report, labels_from_workspace, record_gate, write_report
+        from tiap.agreement.diagnostics import with_diagnostics
 
         table = labels_from_workspace(ws, subset=subset)
         present = set(table.rater_names)
@@ -379,6 +380,7 @@ class _Audit(QrelsSteps):
             # judges only: human labels are neither raters nor the reference (recorded)
             no_humans=self.s.humans == "skip",
         )
+        report = with_diagnostics(ws, report)  # the latest probe and drift results
         write_report(report, out)
         record = subset is not None if gate is None else gate
         if record:
