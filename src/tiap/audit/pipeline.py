@@ -15,7 +15,9 @@ Steps, each safe to run again:
 5. **humans**: unless ``humans="skip"``, wait until a person has labelled every
    validation case (the audit stops and names the ``tiap annotate`` command);
 6. **validation report**: agreement on the validation subset and the scale gate
-   (with ``humans="skip"`` every human label is left out: judges only);
+   (with ``humans="skip"`` every human label is left out: judges only); then, with
+   ``probes`` (``--probes``) and when the audit goes on, the judges are probed on the
+   validation subset (:mod:`tiap.audit.probe_step`);
 7. **judge** every case, if the gate passed or ``force`` (recorded in the workspace);
 8. **final report**: agreement and majority-vote prevalence over every case;
 9. **index**: ``index.md`` and ``index.html`` linking everything, with every
@@ -42,6 +44,7 @@ from tiap.aio import run_sync
 from tiap.audit.humans import annotate_command, human_progress, waiting_detail, waiting_message
 from tiap.audit.index_page import write_index
 from tiap.audit.outcome import AuditContext, AuditOutcome, AuditStatus
+from tiap.audit.probe_step import ProbeSteps
 from tiap.audit.qrels_steps import QrelsSteps, final_detail
 from tiap.audit.settings import (
     FINAL_DIR,
@@ -88,7 +91,7 @@ def say_inert(line: str) -> None:
 __all__ = ["Say", "run_audit", "run_audit_async"]
 
 
-class _Audit(QrelsSteps):
+class _Audit(QrelsSteps, ProbeSteps):
     """One invocation of the audit: its settings, the state and the step records."""
 
     def __init__(
@@ -544,6 +547,8 @@ async def _validate_and_scale(
             + " (see validation/report.md; improve the panel or rubric, or use --force)",
             None,
         )
+    if s.probes and not await audit.probe(ws, panel, rubric):
+        return "budget", budget, None
     if not await audit.judge(ws, panel, rubric, every, force=s.force, step=StepName.JUDGE_ALL):
         return "budget", budget, None
     final = audit.agreement(ws, rubric, judges, every, s.out / FINAL_DIR, gate=False)

@@ -18,6 +18,8 @@ PROGRESS = "No progress (bars in a terminal, else a plain line every few seconds
 #: Exit status when the audit stopped before the end without an error:
 #: waiting for human labels, a failed scale gate, or the budget.
 EXIT_PAUSED = 3
+#: the probes ``tiap demo`` runs after the gate (the offline panel: in-process, fast)
+DEMO_PROBES = ("order", "repeat", "injection")
 
 
 def _names(text: str | None) -> list[str] | None:
@@ -54,6 +56,15 @@ def _finish(outcome: AuditOutcome) -> None:
     if outcome.next_command:
         echo(f"next: {outcome.next_command}", err=True)
     raise typer.Exit(EXIT_PAUSED)
+
+
+def _probe_kinds(text: str | None, repeats: int) -> list[str]:
+    """``--probes`` as probe kinds (none when not given) and ``--probe-repeats``
+    checked: a one-line error before any work."""
+    from tiap.probe.probe_plan import check_repeats, parse_kinds
+
+    check_repeats(repeats, option="--probe-repeats")
+    return [] if text is None else parse_kinds(text, option="--probes")
 
 
 def register(app: typer.Typer) -> None:
@@ -164,6 +175,16 @@ def register(app: typer.Typer) -> None:
             help="--mode qrels: a check with a decided majority on fewer than this share of its "
             "pairs is 'inconclusive' (0 to 1).",
         ),
+        probes: str | None = typer.Option(
+            None,
+            "--probes",
+            help="Probe the judges on the validation subset after the gate, when the audit "
+            "goes on: kinds, comma-separated (order, verbosity, repeat, injection). Off by "
+            "default.",
+        ),
+        probe_repeats: int = typer.Option(
+            3, "--probe-repeats", help="Identical requests of the 'repeat' probe (2 to 20)."
+        ),
         no_progress: bool = typer.Option(False, "--no-progress", "--quiet", "-q", help=PROGRESS),
     ) -> None:
         """The whole audit: rescore, contested cases, validation subset, judges, human
@@ -180,6 +201,7 @@ def register(app: typer.Typer) -> None:
 
         if mode not in ("contested", "qrels"):
             raise TiapError(f"--mode: give contested or qrels (not '{mode}')")
+        kinds = _probe_kinds(probes, probe_repeats)
         if mode != "qrels" and (negatives or run is not None or per_dataset != 100):
             raise TiapError("--per-dataset, --negatives and --run are for --mode qrels")
         try:
@@ -213,6 +235,8 @@ def register(app: typer.Typer) -> None:
                 min_confirmed=min_confirmed,
                 max_missed=max_missed,
                 min_decided=min_decided,
+                probes=kinds,
+                probe_repeats=probe_repeats,
             )
         except ValidationError as exc:
             raise settings_problem(exc) from None
@@ -242,6 +266,7 @@ def register(app: typer.Typer) -> None:
             humans="skip",
             force=True,
             progress=not no_progress,
+            probes=list(DEMO_PROBES),
         )
         outcome = _run(settings)
         echo(f"reports in {out.resolve()}: open {outcome.index_html.resolve()}")
