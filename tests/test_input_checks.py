@@ -192,6 +192,7 @@ def test_build_options_and_bundle_config_check_k() -> None:
         ({"probes": ["order", "bogus"]}, "unknown probe kind 'bogus'"),
         ({"probe_repeats": 1}, "must be at least 2"),
         ({"probe_repeats": 21}, "must be at most 20"),
+        ({"human_labels": "h.csv", "humans": "skip"}, "humans='skip' leaves them out"),
     ],
 )
 def test_audit_settings_check_every_number(

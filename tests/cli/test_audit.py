@@ -63,15 +63,31 @@ def test_demo_runs_every_step_and_resumes(tiap_cli, demo_run) -> None:
     assert len(judges) == 5
     assert len(latest) == 5 * n_cases
     labels, calls, forced = counts(db)
-    assert labels == 5 * n_cases
+    with Workspace(db, create=False) as ws:
+        subset = ws.case_ids(subset="validation")
+        reference = ws.latest_labels(rater_kind="human")
+    # the demo's illustrative reference labels every case of its validation subset
+    assert {r.rater for r in reference} == {"demo-reference"}
+    assert sorted(r.case_id for r in reference) == sorted(subset)
+    assert labels == 5 * n_cases + len(subset)
     assert calls > 0
     assert forced == 1  # the demo goes past the failed gate with --force, recorded
+    assert "human labels: done (complete: demo-reference)" in first.stdout
+    validation = json.loads((out / "validation/report.json").read_text())
+    assert validation["vs_reference"]["available"] is True
+    assert validation["vs_reference"]["reference"]["raters"] == ["demo-reference"]
 
     final = json.loads((out / "final/report.json").read_text())
     assert final["n_cases"] == n_cases
     index = (out / "index.md").read_text()
     share = final["majority"]["labels"]["shares"]["supports"]
     assert f"{100 * share:.1f}%" in index
+    # the calibrated (PPI) share beside the panel's, against the demo's reference
+    ppi = final["calibrated"]["overall"]["labels"]["shares"]["supports"]["ppi"]
+    assert ppi["n"] == len(subset)
+    assert f"calibrated {100 * ppi['value']:.1f}%" in index
+    assert "No calibrated share" not in index
+    assert "supports (calibrated, PPI)" in index
     assert "Scale gate: FAIL" in index  # five lexical baselines do not agree at 0.80
     # the demo probes its judges (order, repeat, injection) after the gate, and the
     # final report's diagnostics section shows each judge's latest probe run

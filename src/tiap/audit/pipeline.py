@@ -41,7 +41,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from tiap.aio import run_sync
-from tiap.audit.humans import annotate_command, human_progress, waiting_detail, waiting_message
+from tiap.audit.humans import (
+    annotate_command,
+    human_progress,
+    import_human_labels,
+    waiting_detail,
+    waiting_message,
+)
 from tiap.audit.index_page import write_index
 from tiap.audit.outcome import AuditContext, AuditOutcome, AuditStatus
 from tiap.audit.probe_step import ProbeSteps
@@ -324,6 +330,8 @@ class _Audit(QrelsSteps, ProbeSteps):
         it waits. Human labels count when made under the rubric's version (the
         judges')."""
         s = self.s
+        if s.human_labels is not None:
+            import_human_labels(ws, s.human_labels, rubric)
         if s.humans == "skip":
             figures = human_progress(ws, s.subset, required=False)
             detail = "--no-humans: the gate uses judges only"
@@ -407,6 +415,7 @@ async def run_audit_async(
     from tiap.cases import Workspace
 
     say = say or say_inert
+    from tiap.agreement.files import read_label_rows
     from tiap.cases.qrels_source import read_source
     from tiap.judge import load_panel
     from tiap.rubric import load_rubric
@@ -423,7 +432,7 @@ async def run_audit_async(
     check_apart(
         s.out,
         [("bundle" if s.mode != "qrels" else "source", s.bundle), ("panel", s.panel),
-         ("rubric", s.rubric), ("run", s.run)],
+         ("rubric", s.rubric), ("run", s.run), ("human labels", s.human_labels)],
     )  # fmt: skip
     started = utc_now()
     # every input is read and checked before anything is created (--out, the workspace)
@@ -432,6 +441,8 @@ async def run_audit_async(
     rubric = load_rubric(s.rubric_name)
     rubric.require_case_kind(s.mode)
     judges = [j.name for j in panel.judges]
+    if s.human_labels is not None:
+        read_label_rows(s.human_labels)  # its rows checked as a table before anything is made
     if s.mode == "qrels":
         source = read_source(s.bundle)
         dataset = ", ".join(t.dataset for t in source.tasks)

@@ -90,6 +90,10 @@ class AuditSettings(BaseModel):
     #: retire the workspace's cases of an earlier bundle version (``--replace-stale``)
     replace_stale: bool = False
     progress: bool = True
+    #: a labels file (the format of ``tiap labels import``) imported as human labels
+    #: before the audit checks for them, each run (adds nothing when it is in already):
+    #: ``tiap demo``'s illustrative reference (:mod:`tiap.audit.demo`)
+    human_labels: Path | None = None
     #: probe kinds run on the validation subset after the gate, when the audit goes on
     #: (``--probes``; empty: none; :mod:`tiap.audit.probe_step`)
     probes: list[str] = Field(default_factory=list)
@@ -207,6 +211,8 @@ class AuditSettings(BaseModel):
     def _overlap_within_n(self) -> AuditSettings:
         if self.overlap is not None and self.overlap > self.n:
             raise ValueError(f"overlap ({self.overlap}) cannot exceed n ({self.n})")
+        if self.human_labels is not None and self.humans == "skip":
+            raise ValueError("human_labels are human labels, and humans='skip' leaves them out")
         return self
 
     @property

@@ -18,8 +18,6 @@ PROGRESS = "No progress (bars in a terminal, else a plain line every few seconds
 #: Exit status when the audit stopped before the end without an error:
 #: waiting for human labels, a failed scale gate, or the budget.
 EXIT_PAUSED = 3
-#: the probes ``tiap demo`` runs after the gate (the offline panel: in-process, fast)
-DEMO_PROBES = ("order", "repeat", "injection")
 
 
 def _names(text: str | None) -> list[str] | None:
@@ -248,26 +246,17 @@ def register(app: typer.Typer) -> None:
         no_progress: bool = typer.Option(False, "--no-progress", "--quiet", "-q", help=PROGRESS),
     ) -> None:
         """The whole audit, offline, on the sample bundle shipped with tiap and the
-        offline panel (five deterministic baseline judges, no key, no network)."""
-        from tiap.audit import AuditSettings
-        from tiap.traces.samples import sample_bundle_path
+        offline panel (five deterministic baseline judges, no key, no network), with
+        illustrative reference labels for its validation subset."""
+        from tiap.audit.demo import demo_settings
 
         echo(
             "tiap demo: the sample bundle (3 invented conversations), the 'offline' panel "
-            "(deterministic baselines, not LLMs), no human labels; the demo goes past a "
-            "failed gate with --force to show every step."
+            "(deterministic baselines, not LLMs), and illustrative reference labels written "
+            "for the sample (rater demo-reference; not human judgments of real data); the "
+            "demo goes past a failed gate with --force to show every step."
         )
-        settings = AuditSettings(
-            bundle=sample_bundle_path(),
-            out=out,
-            panel="offline",
-            n=20,
-            overlap=8,
-            humans="skip",
-            force=True,
-            progress=not no_progress,
-            probes=list(DEMO_PROBES),
-        )
+        settings = demo_settings(out, progress=not no_progress)
         outcome = _run(settings)
         echo(f"reports in {out.resolve()}: open {outcome.index_html.resolve()}")
         _finish(outcome)
