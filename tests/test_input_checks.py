@@ -189,6 +189,10 @@ def test_build_options_and_bundle_config_check_k() -> None:
         ({"agreement_resamples": -1}, "between 0 (no intervals)"),
         ({"max_cost": math.inf}, "must be a finite number"),
         ({"max_cost": -1.0}, "must not be negative"),
+        ({"probes": ["order", "bogus"]}, "unknown probe kind 'bogus'"),
+        ({"probe_repeats": 1}, "must be at least 2"),
+        ({"probe_repeats": 21}, "must be at most 20"),
+        ({"human_labels": "h.csv", "humans": "skip"}, "humans='skip' leaves them out"),
     ],
 )
 def test_audit_settings_check_every_number(

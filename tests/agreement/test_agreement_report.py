@@ -57,6 +57,7 @@ TOP_KEYS = {
     "notes",
     "paper",
     "calibrated",
+    "diagnostics",
 }
 
 

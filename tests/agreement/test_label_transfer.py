@@ -67,7 +67,10 @@ def test_a_report_on_the_export_is_the_report_on_the_workspace(
     from_file = _report(tiap_cli, tmp_path, "file", "--labels", path)
     assert from_db["source"]["kind"] == "workspace"
     assert from_file["source"]["kind"] == "file"
-    del from_db["source"], from_file["source"]
+    # probe and drift results live in a workspace: a labels file has none
+    assert from_db["diagnostics"]["available"] is True
+    assert from_file["diagnostics"]["available"] is False
+    del from_db["source"], from_file["source"], from_db["diagnostics"], from_file["diagnostics"]
     assert from_file == from_db
     # the figures are not trivial: humans, an invalid label, a rubric with its collapse
     assert from_db["rubric"]["id"] == "contested-credit"
@@ -94,7 +97,7 @@ def test_on_a_validation_subset_only_the_gate_differs(tiap_cli, db: Path, tmp_pa
     assert from_file["gate"]["applies"] is False
     assert from_file["gate"]["passed"] is False
     for report in (from_db, from_file):
-        del report["source"]
+        del report["source"], report["diagnostics"]
         for key in ("applies", "note", "subset"):
             del report["gate"][key]
     assert from_file == from_db

@@ -50,6 +50,8 @@ def test_demo_runs_every_step_and_resumes(tiap_cli, demo_run) -> None:
         "validation/report.json",
         "final/report.html",
         "final/report.json",
+        "probe/report.json",
+        "probe/report.html",
     ):
         assert (out / rel).is_file(), rel
     db = out / "workspace.sqlite"
@@ -61,16 +63,50 @@ def test_demo_runs_every_step_and_resumes(tiap_cli, demo_run) -> None:
     assert len(judges) == 5
     assert len(latest) == 5 * n_cases
     labels, calls, forced = counts(db)
-    assert labels == 5 * n_cases
+    with Workspace(db, create=False) as ws:
+        subset = ws.case_ids(subset="validation")
+        reference = ws.latest_labels(rater_kind="human")
+    # the demo's illustrative reference labels every case of its validation subset
+    assert {r.rater for r in reference} == {"demo-reference"}
+    assert sorted(r.case_id for r in reference) == sorted(subset)
+    assert labels == 5 * n_cases + len(subset)
     assert calls > 0
     assert forced == 1  # the demo goes past the failed gate with --force, recorded
+    assert "human labels: done (complete: demo-reference)" in first.stdout
+    validation = json.loads((out / "validation/report.json").read_text())
+    assert validation["vs_reference"]["available"] is True
+    assert validation["vs_reference"]["reference"]["raters"] == ["demo-reference"]
 
     final = json.loads((out / "final/report.json").read_text())
     assert final["n_cases"] == n_cases
     index = (out / "index.md").read_text()
     share = final["majority"]["labels"]["shares"]["supports"]
     assert f"{100 * share:.1f}%" in index
+    # the calibrated (PPI) share beside the panel's, against the demo's reference
+    ppi = final["calibrated"]["overall"]["labels"]["shares"]["supports"]["ppi"]
+    assert ppi["n"] == len(subset)
+    assert f"calibrated {100 * ppi['value']:.1f}%" in index
+    assert "No calibrated share" not in index
+    assert "supports (calibrated, PPI)" in index
     assert "Scale gate: FAIL" in index  # five lexical baselines do not agree at 0.80
+    # the demo probes its judges (order, repeat, injection) after the gate, and the
+    # final report's diagnostics section shows each judge's latest probe run
+    diagnostics = final["diagnostics"]
+    assert diagnostics["available"] is True
+    probed = {p["judge"]: p for p in diagnostics["probes"]}
+    assert sorted(probed) == sorted(judges)
+    for p in probed.values():
+        assert [k["kind"] for k in p["kinds"]] == ["order", "repeat", "injection"]
+        repeat = next(k for k in p["kinds"] if k["kind"] == "repeat")
+        assert (repeat["flips"], repeat["status"]) == (0, "noise floor")  # deterministic
+    assert diagnostics["drift"] == []
+    assert "no drift run" in diagnostics["drift_reason"]
+    assert "## Diagnostics: probes and drift" in (out / "final/report.md").read_text()
+    assert "probe the judges on 'validation': done" in first.stdout
+    assert "probe/report.html" in index
+    with Workspace(db, create=False) as ws:
+        assert ws.probe_label_count(kind="order") == 5 * len(ws.case_ids(subset="validation"))
+        assert len(ws.events("probe")) == 1
 
     # Running again resumes: nothing is judged or called twice.
     second = tiap_cli("demo", cwd=demo_run.root)
@@ -79,6 +115,9 @@ def test_demo_runs_every_step_and_resumes(tiap_cli, demo_run) -> None:
     labels2, calls2, _ = counts(db)
     assert (labels2, calls2) == (labels, calls)
     assert json.loads((out / "final/report.json").read_text()) == final
+    assert "every probe already judged and recorded" in second.stdout
+    with Workspace(db, create=False) as ws:
+        assert len(ws.events("probe")) == 1  # nothing probed or recorded twice
 
 
 def test_audit_waits_for_humans_then_continues(
@@ -157,10 +196,13 @@ def test_audit_stops_at_a_failed_gate_without_force(
         "8",
         "--no-humans",
         "--no-progress",
+        "--probes",
+        "order",
         cwd=tmp_path,
     )
     assert res.returncode == 3
     assert "scale gate failed" in res.stderr
+    assert not (out / "probe").exists()  # probes run only when the audit goes on
     assert "binary Fleiss' kappa over the judges" in res.stderr
     with Workspace(out / "workspace.sqlite", create=False) as ws:
         judged = {r.case_id for r in ws.latest_labels(rater_kind="judge")}
@@ -183,6 +225,27 @@ def test_audit_bad_bundle_is_one_line(tiap_cli, tmp_path: Path) -> None:
     assert res.returncode == 2
     assert res.stderr.strip().count("\n") == 0
     assert "bundle directory not found" in res.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--probes", "order,bogus"), "--probes: unknown probe kind 'bogus'"),
+        (("--probes", ","), "--probes: unknown probe kind (none)"),
+        (("--probes", "order", "--probe-repeats", "1"), "--probe-repeats must be from 2 to 20"),
+    ],
+)
+def test_audit_bad_probes_are_one_line_before_any_work(
+    tiap_cli, tmp_path: Path, sample_bundle_dir: Path, args: tuple[str, ...], message: str
+) -> None:
+    out = tmp_path / "o"
+    res = tiap_cli(
+        "audit", sample_bundle_dir, "--out", out, "--panel", "offline", *args, cwd=tmp_path
+    )
+    assert res.returncode == 2
+    assert res.stderr.strip().count("\n") == 0
+    assert message in res.stderr
+    assert not out.exists()  # nothing created
 
 
 @pytest.mark.parametrize("evil", ["<script>alert(1)</script>"])

@@ -195,3 +195,62 @@ async def test_the_offline_panel_does_not_drift_through_the_python_api(
         assert run.summary.calls == 12 * len(panel.judges)  # the cache is bypassed
         assert run.result.drifted == []
         assert all(j.n == 12 and j.changed == 0 for j in run.result.judges)
+
+
+def test_the_agreement_report_warns_of_a_gated_judge_that_drifted_since_the_gate(
+    make_workspace: Callable[..., Path],
+    write_panel: Callable[..., Path],
+    server: LoopbackServer,
+    key_env: str,
+    tiap_cli: TiapCli,
+    tmp_path: Path,
+) -> None:
+    from tiap.cases.events import GateEvent, read_events
+
+    db = make_workspace(N)
+    before = _panel(write_panel, server.url, False, "before.toml")
+    assert (
+        tiap_cli("judge", "run", "--db", db, "--panel", before, "--subset", "val", "-q").code == 0
+    )
+    freeze = ("judge", "anchor", "freeze", "a1", "--db", db, "--subset", "val", "--panel", before)
+    assert tiap_cli(*freeze).code == 0
+
+    def agreement(out: Path) -> tuple[Any, dict[str, Any]]:
+        r = tiap_cli(
+            "agreement", "report", "--db", db, "--subset", "val", "--out", out,
+            "--resamples", "0", "--min-cases", "10",
+        )  # fmt: skip
+        assert r.code == 0, r.out + r.err  # both judges agree on every case: the gate passes
+        return r, json.loads((out / "report.json").read_text(encoding="utf-8"))["diagnostics"]
+
+    _, shown = agreement(tmp_path / "r1")
+    assert (shown["gate"], shown["drift"], shown["warnings"]) == (None, [], [])
+    with Workspace(db) as ws:
+        gate = read_events(ws, GateEvent)[-1]
+    assert gate.passed
+    assert gate.anchor == "a1"  # frozen from the very labels the gate judged
+    # the switched model answers otherwise: a drift run after the gate finds it
+    after = _panel(write_panel, server.url, True, "after.toml")
+    drift = ("judge", "drift", "a1", "--db", db, "--panel", after, "--out", tmp_path / "d", "-q")
+    assert tiap_cli(*drift).code == 3
+    second, shown = agreement(tmp_path / "r2")
+    assert shown["gate_anchor"] == "a1"
+    by_judge = {d["judge"]: d for d in shown["drift"]}
+    assert by_judge["switched"]["drifted"] is True
+    assert by_judge["switched"]["after_gate"] is True
+    assert by_judge["steady"]["drifted"] is False
+    assert [w["judge"] for w in shown["warnings"]] == ["switched"]
+    assert "drifted since" in shown["warnings"][0]["message"]
+    assert "judge switched passed the gate" in second.err
+    md = (tmp_path / "r2" / "report.md").read_text(encoding="utf-8")
+    assert "WARNING: judge switched passed the gate" in md
+    html = (tmp_path / "r2" / "report.html").read_text(encoding="utf-8")
+    assert "WARNING: " in html
+    # a report without a workspace says why it has no diagnostics
+    labels = tmp_path / "labels.csv"
+    assert tiap_cli("labels", "export", "--db", db, "--out", labels).code == 0
+    r = tiap_cli("agreement", "report", "--labels", labels, "--out", tmp_path / "r3")
+    assert r.code == 0, r.err
+    none = json.loads((tmp_path / "r3" / "report.json").read_text(encoding="utf-8"))
+    assert none["diagnostics"]["available"] is False
+    assert "no workspace" in none["diagnostics"]["reason"]

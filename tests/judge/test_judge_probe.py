@@ -180,17 +180,43 @@ def test_probes_never_enter_the_agreement_report(
 ) -> None:
     db, panel = setup
 
-    def agreement(out: Path) -> bytes:
+    def agreement(out: Path) -> dict[str, Any]:
         r = tiap_cli(
             "agreement", "report", "--db", db, "--subset", "val", "--out", out, "--resamples", "0"
         )
         assert r.code in (0, 3), r.err
-        return (out / "report.json").read_bytes()
+        report: dict[str, Any] = json.loads((out / "report.json").read_text(encoding="utf-8"))
+        return report
 
     without = agreement(tmp_path / "a1")
+    none_run = without.pop("diagnostics")
+    assert none_run["available"] is True
+    assert (none_run["probes"], none_run["drift"]) == ([], [])
+    assert "no probe run" in none_run["probes_reason"]
+    assert "no drift run" in none_run["drift_reason"]
     assert _probe(tiap_cli, db, panel, tmp_path / "p", "--kind", "order,repeat").code == 0
     assert rows(db, "SELECT COUNT(*) FROM probe_labels")[0][0] == 3 * N * 4
-    assert agreement(tmp_path / "a2") == without
+    probed = agreement(tmp_path / "a2")
+    diagnostics = probed.pop("diagnostics")
+    assert probed == without  # every agreement figure as without probes
+    # ... and the diagnostics section shows the planted behaviour of each judge
+    shown = {p["judge"]: p for p in diagnostics["probes"]}
+    assert diagnostics["probes_reason"] is None
+    assert {j: p["verdict"] for j, p in shown.items()} == {
+        "stable": "stable",
+        "biased": "sensitive to order",
+        "obeys": "stable",
+    }
+    order = {k["kind"]: k for k in shown["biased"]["kinds"]}["order"]
+    # the biased judge always said the first label listed: reversed, it says the last
+    assert (order["n"], order["flips"], order["flip_rate"]) == (N, N, 1.0)
+    # Wilson at 24 of 24: lower bound n / (n + z^2) = 24 / 27.8415 = 0.862
+    assert order["flip_ci"][0] == pytest.approx(24 / (24 + 1.959964**2), abs=1e-4)
+    md = (tmp_path / "a2" / "report.md").read_text(encoding="utf-8")
+    assert "## Diagnostics: probes and drift" in md
+    assert "sensitive to order" in md
+    html = (tmp_path / "a2" / "report.html").read_text(encoding="utf-8")
+    assert "Diagnostics: probes and drift" in html
 
 
 def test_a_budget_stops_a_probe_run_and_the_next_run_repays_nothing(

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 _EXPORTS = {
     "AgreementReport": "tiap.agreement.models",
     "CaseMeta": "tiap.agreement.label_table",
+    "Diagnostics": "tiap.agreement.diagnostics_models",
     "LabelEntry": "tiap.agreement.label_table",
     "LabelTable": "tiap.agreement.label_table",
     "MajorityVote": "tiap.agreement.votes",
@@ -26,12 +27,14 @@ _EXPORTS = {
     "majority_votes": "tiap.agreement.votes",
     "record_gate": "tiap.agreement.gate",
     "write_report": "tiap.agreement.write",
+    "with_diagnostics": "tiap.agreement.diagnostics",
     "write_report_and_record_gate": "tiap.agreement.write",
 }
 
 __all__ = [
     "AgreementReport",
     "CaseMeta",
+    "Diagnostics",
     "LabelEntry",
     "LabelTable",
     "MajorityVote",
@@ -43,6 +46,7 @@ __all__ = [
     "labels_from_workspace",
     "majority_votes",
     "record_gate",
+    "with_diagnostics",
     "write_report",
     "write_report_and_record_gate",
 ]
@@ -51,6 +55,8 @@ if TYPE_CHECKING:
     from tiap.agreement.beyond_models import SamplePlan
     from tiap.agreement.case_plan import hand_plan
     from tiap.agreement.compute import compute_report
+    from tiap.agreement.diagnostics import with_diagnostics
+    from tiap.agreement.diagnostics_models import Diagnostics
     from tiap.agreement.files import labels_from_file
     from tiap.agreement.gate import record_gate
     from tiap.agreement.label_table import (

@@ -470,7 +470,10 @@ def record_gate(
     the event id (``None`` when nothing was recorded). ``report_dir``: where the
     report was written (its ``report.json`` hash goes with the verdict); call this
     only once the report is written, or use
-    :func:`tiap.agreement.write.write_report_and_record_gate`."""
+    :func:`tiap.agreement.write.write_report_and_record_gate`. The event names the
+    anchor set frozen with it, if any (:mod:`tiap.agreement.anchor_link`)."""
+    from tiap.agreement.anchor_link import with_anchor
+
     ref = report_ref(report_dir) if report_dir is not None else None
     event = gate_event(report, ref)
-    return record_event(ws, event) if event is not None else None
+    return record_event(ws, with_anchor(ws, event)) if event is not None else None

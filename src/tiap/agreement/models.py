@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tiap.agreement.beyond_models import Baseline, JudgeErrors, OrdinalFigures, SamplePlan
 from tiap.agreement.calibrated_models import Calibrated
+from tiap.agreement.diagnostics_models import NO_WORKSPACE, Diagnostics
 from tiap.agreement.figure_model import Figure
 from tiap.agreement.paper_models import PaperCounts
 from tiap.agreement.qrels_models import QrelsFigures
@@ -264,6 +265,9 @@ class AgreementReport(_Model):
     paper: PaperCounts | None = None
     #: each prevalence figure against the human reference (:mod:`tiap.agreement.calibrated`)
     calibrated: Calibrated = Calibrated(available=False, reason="not computed")
+    #: the latest probe and drift results of its judges, and a warning for each judge
+    #: the gate passed that drifted since (:mod:`tiap.agreement.diagnostics`)
+    diagnostics: Diagnostics = Diagnostics(available=False, reason=NO_WORKSPACE)
 
     @property
     def supported_share(self) -> float | None:

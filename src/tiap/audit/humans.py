@@ -16,7 +16,10 @@ from tiap.audit.step_figures import HumanFigures
 from tiap.rubric import DEFAULT_RUBRIC
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from tiap.cases import Workspace
+    from tiap.rubric import Rubric
 
 #: the rater name of adjudicated labels (decisions, not a person's ratings).
 ADJUDICATED = "adjudicated"
@@ -50,6 +53,14 @@ def human_progress(
         left_out=[] if required else sorted(seen),
         other_version=dict(sorted(other.items())),
     )
+
+
+def import_human_labels(ws: Workspace, path: Path, rubric: Rubric) -> int:
+    """Import a labels file as human labels under ``rubric`` (``tiap labels import
+    --kind human``; rows in already add nothing); the rows added."""
+    from tiap.agreement.label_import import import_labels
+
+    return import_labels(ws, path, rater_kind="human", rubric=rubric).added
 
 
 def progress_text(figures: HumanFigures) -> str:

@@ -18,7 +18,14 @@ from pathlib import Path
 from typing import TypeVar
 
 from tiap.audit.outcome import AuditContext
-from tiap.audit.settings import FINAL_DIR, INDEX_HTML, INDEX_MD, RESCORE_DIR, VALIDATION_DIR
+from tiap.audit.settings import (
+    FINAL_DIR,
+    INDEX_HTML,
+    INDEX_MD,
+    PROBE_DIR,
+    RESCORE_DIR,
+    VALIDATION_DIR,
+)
 from tiap.audit.step_figures import (
     AgreementFigures,
     Estimate,
@@ -362,7 +369,12 @@ def _blocks(
         ]
         if (out / RESCORE_DIR / "report.html").exists():
             links.insert(1, ("rescore report (HTML, with figures)", f"{RESCORE_DIR}/report.html"))
-    for name, sub in (("validation agreement", VALIDATION_DIR), ("final report", FINAL_DIR)):
+    shown = (
+        ("validation agreement", VALIDATION_DIR),
+        ("judge probes", PROBE_DIR),
+        ("final report", FINAL_DIR),
+    )
+    for name, sub in shown:
         if (out / sub / "report.html").exists():
             links.append((name, f"{sub}/report.html"))
             links.append((f"{name} (markdown)", f"{sub}/report.md"))

@@ -15,7 +15,9 @@ Steps, each safe to run again:
 5. **humans**: unless ``humans="skip"``, wait until a person has labelled every
    validation case (the audit stops and names the ``tiap annotate`` command);
 6. **validation report**: agreement on the validation subset and the scale gate
-   (with ``humans="skip"`` every human label is left out: judges only);
+   (with ``humans="skip"`` every human label is left out: judges only); then, with
+   ``probes`` (``--probes``) and when the audit goes on, the judges are probed on the
+   validation subset (:mod:`tiap.audit.probe_step`);
 7. **judge** every case, if the gate passed or ``force`` (recorded in the workspace);
 8. **final report**: agreement and majority-vote prevalence over every case;
 9. **index**: ``index.md`` and ``index.html`` linking everything, with every
@@ -39,9 +41,16 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from tiap.aio import run_sync
-from tiap.audit.humans import annotate_command, human_progress, waiting_detail, waiting_message
+from tiap.audit.humans import (
+    annotate_command,
+    human_progress,
+    import_human_labels,
+    waiting_detail,
+    waiting_message,
+)
 from tiap.audit.index_page import write_index
 from tiap.audit.outcome import AuditContext, AuditOutcome, AuditStatus
+from tiap.audit.probe_step import ProbeSteps
 from tiap.audit.qrels_steps import QrelsSteps, final_detail
 from tiap.audit.settings import (
     FINAL_DIR,
@@ -88,7 +97,7 @@ def say_inert(line: str) -> None:
 __all__ = ["Say", "run_audit", "run_audit_async"]
 
 
-class _Audit(QrelsSteps):
+class _Audit(QrelsSteps, ProbeSteps):
     """One invocation of the audit: its settings, the state and the step records."""
 
     def __init__(
@@ -321,6 +330,8 @@ class _Audit(QrelsSteps):
         it waits. Human labels count when made under the rubric's version (the
         judges')."""
         s = self.s
+        if s.human_labels is not None:
+            import_human_labels(ws, s.human_labels, rubric)
         if s.humans == "skip":
             figures = human_progress(ws, s.subset, required=False)
             detail = "--no-humans: the gate uses judges only"
@@ -355,6 +366,7 @@ class _Audit(QrelsSteps):
         """The agreement report on ``subset`` (every case: ``None``); its gate verdict
         is recorded when ``gate`` (default: for a subset)."""
         from tiap.agreement import compute_report, labels_from_workspace, record_gate, write_report
+        from tiap.agreement.diagnostics import with_diagnostics
 
         table = labels_from_workspace(ws, subset=subset)
         present = set(table.rater_names)
@@ -380,6 +392,7 @@ class _Audit(QrelsSteps):
             # judges only: human labels are neither raters nor the reference (recorded)
             no_humans=self.s.humans == "skip",
         )
+        report = with_diagnostics(ws, report)  # the latest probe and drift results
         write_report(report, out)
         record = subset is not None if gate is None else gate
         if record:
@@ -403,6 +416,7 @@ async def run_audit_async(
     from tiap.cases import Workspace
 
     say = say or say_inert
+    from tiap.agreement.files import read_label_rows
     from tiap.cases.qrels_source import read_source
     from tiap.judge import load_panel
     from tiap.rubric import load_rubric
@@ -419,7 +433,7 @@ async def run_audit_async(
     check_apart(
         s.out,
         [("bundle" if s.mode != "qrels" else "source", s.bundle), ("panel", s.panel),
-         ("rubric", s.rubric), ("run", s.run)],
+         ("rubric", s.rubric), ("run", s.run), ("human labels", s.human_labels)],
     )  # fmt: skip
     started = utc_now()
     # every input is read and checked before anything is created (--out, the workspace)
@@ -428,6 +442,8 @@ async def run_audit_async(
     rubric = load_rubric(s.rubric_name)
     rubric.require_case_kind(s.mode)
     judges = [j.name for j in panel.judges]
+    if s.human_labels is not None:
+        read_label_rows(s.human_labels)  # its rows checked as a table before anything is made
     if s.mode == "qrels":
         source = read_source(s.bundle)
         dataset = ", ".join(t.dataset for t in source.tasks)
@@ -543,6 +559,8 @@ async def _validate_and_scale(
             + " (see validation/report.md; improve the panel or rubric, or use --force)",
             None,
         )
+    if s.probes and not await audit.probe(ws, panel, rubric):
+        return "budget", budget, None
     if not await audit.judge(ws, panel, rubric, every, force=s.force, step=StepName.JUDGE_ALL):
         return "budget", budget, None
     final = audit.agreement(ws, rubric, judges, every, s.out / FINAL_DIR, gate=False)

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from tiap.cases.events import kappa_threshold_problem, share_threshold_problem
 from tiap.errors import TiapError
@@ -18,6 +18,7 @@ from tiap.limits import (
     LimitError,
     check_cases,
     check_cost,
+    check_int,
     check_k,
     check_resamples,
     check_seed,
@@ -30,6 +31,8 @@ WORKSPACE_FILE = "workspace.sqlite"
 RESCORE_DIR = "rescore"
 VALIDATION_DIR = "validation"
 FINAL_DIR = "final"
+#: the probe report's directory (``--probes``)
+PROBE_DIR = "probe"
 INDEX_MD = "index.md"
 INDEX_HTML = "index.html"
 
@@ -89,6 +92,15 @@ class AuditSettings(BaseModel):
     #: retire the workspace's cases of an earlier bundle version (``--replace-stale``)
     replace_stale: bool = False
     progress: bool = True
+    #: a labels file (the format of ``tiap labels import``) imported as human labels
+    #: before the audit checks for them, each run (adds nothing when it is in already):
+    #: ``tiap demo``'s illustrative reference (:mod:`tiap.audit.demo`)
+    human_labels: Path | None = None
+    #: probe kinds run on the validation subset after the gate, when the audit goes on
+    #: (``--probes``; empty: none; :mod:`tiap.audit.probe_step`)
+    probes: list[str] = Field(default_factory=list)
+    #: identical requests of the ``repeat`` probe (2 to 20)
+    probe_repeats: int = 3
     # qrels mode
     per_dataset: int = 100
     #: what a dataset is: LMEB's dataset (its tasks together) or each task
@@ -174,6 +186,26 @@ class AuditSettings(BaseModel):
     def _agreement_resamples(cls, value: object) -> int:
         return _checked(check_resamples, value, minimum=0, maximum=MAX_RESAMPLES)
 
+    @field_validator("probes")
+    @classmethod
+    def _probes(cls, value: list[str]) -> list[str]:
+        from tiap.cases.probe_models import PROBE_KINDS
+
+        unknown = [k for k in value if k not in PROBE_KINDS]
+        if unknown:
+            raise ValueError(
+                f"unknown probe kind {', '.join(map(repr, unknown))}; known: "
+                + ", ".join(PROBE_KINDS)
+            )
+        return [k for k in PROBE_KINDS if k in value]
+
+    @field_validator("probe_repeats", mode="before")
+    @classmethod
+    def _probe_repeats(cls, value: object) -> int:
+        from tiap.probe.probe_plan import MAX_REPEATS, MIN_REPEATS
+
+        return _checked(check_int, value, minimum=MIN_REPEATS, maximum=MAX_REPEATS)
+
     @field_validator("max_cost", mode="before")
     @classmethod
     def _max_cost(cls, value: object) -> float | None:
@@ -188,6 +220,8 @@ class AuditSettings(BaseModel):
                 "gate_raters judges+reference needs the human reference, and humans='skip' "
                 "(--no-humans) leaves human labels out: use one of them"
             )
+        if self.human_labels is not None and self.humans == "skip":
+            raise ValueError("human_labels are human labels, and humans='skip' leaves them out")
         return self
 
     @property

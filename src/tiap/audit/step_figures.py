@@ -144,6 +144,17 @@ class JudgeFigures(_Model):
     forced: bool = False
 
 
+class ProbeFigures(_Model):
+    """The probe step: the kinds probed, the calls made and found cached, and each
+    judge's verdict."""
+
+    kind: Literal["probes"] = "probes"
+    kinds: list[str]
+    calls: int
+    cached: int
+    verdicts: dict[str, str]
+
+
 class HumanFigures(_Model):
     kind: Literal["humans"] = "humans"
     required: bool
@@ -357,6 +368,7 @@ StepFigures = Annotated[
     | SampleFigures
     | JudgeFigures
     | HumanFigures
+    | ProbeFigures
     | AgreementFigures,
     Field(discriminator="kind"),
 ]

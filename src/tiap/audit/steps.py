@@ -29,6 +29,8 @@ class StepName(StrEnum):
     JUDGE_SUBSET = "judge_subset"
     HUMANS = "humans"
     VALIDATION = "validation"
+    #: probes of the judges on the validation subset (``--probes``)
+    PROBES = "probes"
     JUDGE_ALL = "judge_all"
     FINAL = "final"
 
@@ -48,6 +50,7 @@ def step_title(step: StepName, subset: str, mode: str = "contested") -> str:
         StepName.JUDGE_SUBSET: f"judge subset '{subset}'",
         StepName.HUMANS: "human labels",
         StepName.VALIDATION: "validation agreement and gate",
+        StepName.PROBES: f"probe the judges on '{subset}'",
         StepName.JUDGE_ALL: "judge every sampled pair" if mode == "qrels" else "judge every case",
         StepName.FINAL: "final report",
     }

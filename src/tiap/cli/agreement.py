@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from tiap.cli.output import echo
 from tiap.errors import TiapError
+
+if TYPE_CHECKING:
+    from tiap.agreement.models import AgreementReport
 
 #: exit status when the gate applies (a validation subset) and failed; a gate shown
 #: for information only (all cases, another subset, a labels file) exits 0
@@ -26,6 +30,12 @@ def _names(text: str | None) -> list[str] | None:
     if not names:
         raise TiapError("--raters: give one or more rater names separated by commas")
     return names
+
+
+def _print_drift_warnings(result: AgreementReport) -> None:
+    """A line on stderr per gated judge that drifted since the gate."""
+    for warning in result.diagnostics.warnings:
+        echo(f"tiap: warning: {warning.message}", err=True)
 
 
 @app.command("plan")
@@ -225,11 +235,13 @@ def report(
         written = write_report_and_record_gate(result, out)
     else:
         from tiap.agreement import labels_from_workspace
+        from tiap.agreement.diagnostics import with_diagnostics
 
         with Workspace.open_readonly(db) as ws:  # type: ignore[arg-type]
             table = labels_from_workspace(ws, subset=subset)
             rub = load_rubric(rubric) if rubric is not None else rubric_for_table(table)
             result = compute_report(table, rub, **options)  # type: ignore[arg-type]
+            result = with_diagnostics(ws, result)  # probe and drift results, read only
         written = write_report_and_record_gate(result, out)  # read-only: records nothing
         if result.gate.applies:  # the one write: the verdict, once the report is written
             if Workspace.writable(db):  # type: ignore[arg-type]
@@ -239,6 +251,7 @@ def report(
                 echo(f"tiap: warning: {db} is read-only: the gate was not recorded", err=True)
     for line in [*summary_lines(result), *qrels_lines(result)]:
         echo(line)
+    _print_drift_warnings(result)
     if gate_event is not None:
         echo(f"gate recorded in {db}")
     echo("wrote " + ", ".join(str(p) for p in written.paths))

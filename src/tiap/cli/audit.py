@@ -56,6 +56,15 @@ def _finish(outcome: AuditOutcome) -> None:
     raise typer.Exit(EXIT_PAUSED)
 
 
+def _probe_kinds(text: str | None, repeats: int) -> list[str]:
+    """``--probes`` as probe kinds (none when not given) and ``--probe-repeats``
+    checked: a one-line error before any work."""
+    from tiap.probe.probe_plan import check_repeats, parse_kinds
+
+    check_repeats(repeats, option="--probe-repeats")
+    return [] if text is None else parse_kinds(text, option="--probes")
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``audit`` and ``demo`` commands to ``app``."""
 
@@ -177,6 +186,16 @@ def register(app: typer.Typer) -> None:
             help="--mode qrels: a check with a decided majority on fewer than this share of its "
             "pairs is 'inconclusive' (0 to 1).",
         ),
+        probes: str | None = typer.Option(
+            None,
+            "--probes",
+            help="Probe the judges on the validation subset after the gate, when the audit "
+            "goes on: kinds, comma-separated (order, verbosity, repeat, injection). Off by "
+            "default.",
+        ),
+        probe_repeats: int = typer.Option(
+            3, "--probe-repeats", help="Identical requests of the 'repeat' probe (2 to 20)."
+        ),
         no_progress: bool = typer.Option(False, "--no-progress", "--quiet", "-q", help=PROGRESS),
     ) -> None:
         """The whole audit: rescore, contested cases, validation subset, judges, human
@@ -194,6 +213,7 @@ def register(app: typer.Typer) -> None:
 
         if mode not in ("contested", "qrels"):
             raise TiapError(f"--mode: give contested or qrels (not '{mode}')")
+        kinds = _probe_kinds(probes, probe_repeats)
         if mode != "qrels" and (
             negatives or run is not None or per_dataset != 100 or group_by != "dataset"
         ):
@@ -231,6 +251,8 @@ def register(app: typer.Typer) -> None:
                 min_confirmed=min_confirmed,
                 max_missed=max_missed,
                 min_decided=min_decided,
+                probes=kinds,
+                probe_repeats=probe_repeats,
             )
         except ValidationError as exc:
             raise settings_problem(exc) from None
@@ -242,25 +264,17 @@ def register(app: typer.Typer) -> None:
         no_progress: bool = typer.Option(False, "--no-progress", "--quiet", "-q", help=PROGRESS),
     ) -> None:
         """The whole audit, offline, on the sample bundle shipped with tiap and the
-        offline panel (five deterministic baseline judges, no key, no network)."""
-        from tiap.audit import AuditSettings
-        from tiap.traces.samples import sample_bundle_path
+        offline panel (five deterministic baseline judges, no key, no network), with
+        illustrative reference labels for its validation subset."""
+        from tiap.audit.demo import demo_settings
 
         echo(
             "tiap demo: the sample bundle (3 invented conversations), the 'offline' panel "
-            "(deterministic baselines, not LLMs), no human labels; the demo goes past a "
-            "failed gate with --force to show every step."
+            "(deterministic baselines, not LLMs), and illustrative reference labels written "
+            "for the sample (rater demo-reference; not human judgments of real data); the "
+            "demo goes past a failed gate with --force to show every step."
         )
-        settings = AuditSettings(
-            bundle=sample_bundle_path(),
-            out=out,
-            panel="offline",
-            n=20,
-            overlap=8,
-            humans="skip",
-            force=True,
-            progress=not no_progress,
-        )
+        settings = demo_settings(out, progress=not no_progress)
         outcome = _run(settings)
         echo(f"reports in {out.resolve()}: open {outcome.index_html.resolve()}")
         _finish(outcome)

@@ -168,6 +168,10 @@ def freeze(
             f"judges, {labels} labels frozen"
             + ("" if anchor.reference is None else f", reference: {anchor.reference}")
         )
+        echo(
+            f"the next gate recorded on subset {inert(subset)} from these labels names it "
+            f"(tiap agreement report --db {inert(str(db))} --subset {inert(subset)} --out DIR)"
+        )
 
 
 def drift(

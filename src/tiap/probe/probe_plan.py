@@ -53,22 +53,22 @@ MIN_REPEATS = 2
 MAX_REPEATS = 20
 
 
-def parse_kinds(text: str) -> list[str]:
+def parse_kinds(text: str, *, option: str = "--kind") -> list[str]:
     """``order,repeat`` -> the probe kinds, in the order of :data:`PROBE_KINDS`; an
-    unknown or missing kind is an error naming the known ones."""
+    unknown or missing kind is an error naming ``option`` and the known ones."""
     names = [part.strip() for part in text.split(",") if part.strip()]
     unknown = [n for n in names if n not in PROBE_KINDS]
     if unknown or not names:
         raise TiapError(
-            f"--kind: unknown probe kind {', '.join(repr(u) for u in unknown) or '(none)'}; "
+            f"{option}: unknown probe kind {', '.join(repr(u) for u in unknown) or '(none)'}; "
             f"known: {', '.join(PROBE_KINDS)}"
         )
     return [k for k in PROBE_KINDS if k in names]
 
 
-def check_repeats(repeats: int) -> int:
+def check_repeats(repeats: int, *, option: str = "--repeats") -> int:
     if not MIN_REPEATS <= repeats <= MAX_REPEATS:
-        raise TiapError(f"--repeats must be from {MIN_REPEATS} to {MAX_REPEATS}, got {repeats}")
+        raise TiapError(f"{option} must be from {MIN_REPEATS} to {MAX_REPEATS}, got {repeats}")
     return repeats
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from tiap.cases import Workspace
 from tiap.cases.diagnostic_events import ProbeEvent, ProbeThresholds
+from tiap.cases.events import record_event
 from tiap.judge.panel import Panel
 from tiap.judge.summary import RunSummary
 from tiap.probe.figures import judge_figures
@@ -77,8 +78,12 @@ async def run_probes(
     max_cost: float | None = None,
     reporter: Reporter | None = None,
     lease_s: float | None = None,
+    record: bool = True,
 ) -> ProbeRun:
-    """Probe every judge of ``panel`` on ``subset`` (see :mod:`tiap.probe`)."""
+    """Probe every judge of ``panel`` on ``subset`` (see :mod:`tiap.probe`). A complete
+    run records its results as a ``probe`` event (read by the agreement report's
+    diagnostics) unless ``record`` is false (the caller records them, e.g. with its
+    written report)."""
     from tiap.judge.reporting import execute_with_progress
 
     limits = thresholds or ProbeThresholds(
@@ -88,7 +93,10 @@ async def run_probes(
     summary = await execute_with_progress(
         ws, plan.run, max_cost=max_cost, reporter=reporter, lease_s=lease_s
     )
-    return ProbeRun(summary, probe_event(ws, plan, limits))
+    run = ProbeRun(summary, probe_event(ws, plan, limits))
+    if record and run.complete:
+        record_event(ws, run.result)
+    return run
 
 
 def probe_panel(
@@ -104,6 +112,7 @@ def probe_panel(
     max_cost: float | None = None,
     reporter: Reporter | None = None,
     lease_s: float | None = None,
+    record: bool = True,
 ) -> ProbeRun:
     """:func:`run_probes` from synchronous code, also inside a running event loop
     (see :func:`tiap.judge.runner.run_on_workspace`)."""
@@ -123,5 +132,6 @@ def probe_panel(
             max_cost=max_cost,
             reporter=reporter,
             lease_s=lease_s,
+            record=record,
         ),
     )
