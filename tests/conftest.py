@@ -41,6 +41,8 @@ def slow_tests_run(config: pytest.Config) -> bool:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # the Label Studio tests last: CI starts the server beside the suite, not before it
+    items.sort(key=lambda item: item.get_closest_marker("labelstudio") is not None)
     if slow_tests_run(config):
         return
     skip = pytest.mark.skip(reason="slow: run with --slow or TIAP_SLOW=1 (CI runs it)")

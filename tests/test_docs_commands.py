@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
-import os
 import re
 import shlex
 import shutil
@@ -57,6 +56,7 @@ from typing import Any
 import pytest
 
 from docs_sandbox import write_data, write_inputs
+from support.label_studio import label_studio
 from tiap.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
@@ -686,13 +686,8 @@ def _assert_ignored(names: list[str], page: str) -> None:
 def test_the_label_studio_commands_work(
     states: Callable[[str], Path], tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
-    url = os.environ.get("TIAP_TEST_LABEL_STUDIO_URL", "").rstrip("/")
-    token = os.environ.get("TIAP_TEST_LABEL_STUDIO_TOKEN", "")
-    if not url or not token:
-        pytest.skip(
-            "no Label Studio server: set TIAP_TEST_LABEL_STUDIO_URL and "
-            "TIAP_TEST_LABEL_STUDIO_TOKEN (.ci/labelstudio start DIR)"
-        )
+    server = label_studio()
+    url, token = server.url, server.token
     page = "docs/commands/annotate.md"
     cmds = [c for c in commands(REPO / page) if _label_studio(c)]
     assert any(c.argv[:1] == ("export",) for c in cmds)

@@ -1,15 +1,15 @@
 """The Label Studio round-trip against a real server (started by ``.ci/labelstudio``).
 
 Environment: ``TIAP_TEST_LABEL_STUDIO_URL`` and ``TIAP_TEST_LABEL_STUDIO_TOKEN`` (the
-admin's legacy token). A second annotator signs up in the tests through the
-organisation's invite link and makes a personal access token, so both token
-kinds and two annotators are exercised.
+admin's legacy token), or ``TIAP_TEST_LABEL_STUDIO_ENV`` (see
+:mod:`support.label_studio`). A second annotator signs up in the tests through the
+organisation's invite link and makes a personal access token, so both token kinds and
+two annotators are exercised.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import uuid
 from dataclasses import dataclass
@@ -19,22 +19,24 @@ import httpx
 import pytest
 from annotate_support import count_label_rows, judge_label, make_case, make_workspace
 
+from support.label_studio import label_studio
 from tiap.annotate.labelstudio import connect, label_config, pull, push
 from tiap.cases.workspace import Workspace
 from tiap.errors import TiapError
 
 pytestmark = pytest.mark.labelstudio
 
-URL = os.environ.get("TIAP_TEST_LABEL_STUDIO_URL", "").rstrip("/")
-ADMIN_TOKEN = os.environ.get("TIAP_TEST_LABEL_STUDIO_TOKEN", "")
+#: the server's URL and the admin's legacy token, set by :func:`_server` before any test
+#: of this module runs (CI may still be starting the server while the suite runs)
+URL = ""
+ADMIN_TOKEN = ""
 
-if not URL or not ADMIN_TOKEN:
-    pytest.skip(
-        "no Label Studio server: set TIAP_TEST_LABEL_STUDIO_URL and "
-        "TIAP_TEST_LABEL_STUDIO_TOKEN (.ci/labelstudio start DIR writes them to "
-        "DIR/labelstudio.env)",
-        allow_module_level=True,
-    )
+
+@pytest.fixture(autouse=True, scope="module")
+def _server() -> None:
+    global URL, ADMIN_TOKEN
+    server = label_studio()
+    URL, ADMIN_TOKEN = server.url, server.token
 
 
 @dataclass(frozen=True)
