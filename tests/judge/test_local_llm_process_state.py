@@ -5,6 +5,7 @@ variable, no torch thread count and no transformers logging setting of the calle
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,11 @@ from tiap.rubric import load_rubric, render_messages
 @pytest.mark.slow
 @pytest.mark.parametrize("source", ["gguf", "cache"])
 def test_judging_changes_no_process_setting(
-    source: str, require_extra, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    source: str,
+    require_extra,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
 ) -> None:
     """Both loads: from the GGUF file, converting into an empty cache, and from the
     cache (the session's: ``tests/conftest.py``)."""
@@ -27,6 +32,7 @@ def test_judging_changes_no_process_setting(
 
     if source == "gguf":
         monkeypatch.setenv("TIAP_CACHE_DIR", str(tmp_path / "cache"))
+        request.addfinalizer(lambda: shutil.rmtree(tmp_path / "cache", ignore_errors=True))
     else:
         LikelihoodJudge()._load()  # the session's cache made, if it was not yet
     for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "TIAP_LOCAL_LLM_THREADS"):

@@ -123,7 +123,8 @@ def _complete(entry: Path, key: str) -> bool:
 def _remove(folder: Path) -> None:
     """Remove a folder, first renaming it out of the way (a writer may put a new entry
     at its name meanwhile); errors ignored (a read-only cache keeps its entry)."""
-    aside = folder.with_name(f"{folder.name}.{os.getpid()}.removed{_PARTIAL}")
+    # named as a writer's temporary folder: cleared as stale if this rmtree is killed
+    aside = folder.with_name(f".{folder.name}.{os.getpid()}-{time.time_ns()}.removed{_PARTIAL}")
     try:
         folder.rename(aside)
     except OSError:
