@@ -75,6 +75,21 @@ def test_judge_runs_sum_their_judges_and_measure_from_the_first_call() -> None:
     ]
 
 
+def test_a_run_of_many_parts_names_its_first_unfinished_ones_and_counts_the_rest() -> None:
+    rep, out, clock = _reporter(interval=1.0)
+    with rep:
+        for i in range(9):
+            rep.start(f"j{i}", 2)
+        clock.now += 1
+        rep.advance("j0", 2)  # finished: no longer named
+        clock.now += 1
+        rep.advance("j1", 1)
+    first, second, _ = out.getvalue().splitlines()
+    # 8 unfinished parts: six named, two counted
+    assert first.endswith("(j1 0/2, j2 0/2, j3 0/2, j4 0/2, j5 0/2, j6 0/2, 2 more)")
+    assert second.endswith("(j1 1/2, j2 0/2, j3 0/2, j4 0/2, j5 0/2, j6 0/2, 2 more)")
+
+
 def test_a_second_run_starts_afresh() -> None:
     rep, out, clock = _reporter(interval=1.0)
     rep.start("a", 2)

@@ -93,6 +93,10 @@ class _Meter:
         return f"{self.done:,}/{self.total:,} ({share:.0f}%), {per_s}, {elapsed} elapsed, ETA {eta}"
 
 
+#: unfinished parts a plain progress line names (the rest are counted)
+PARTS_SHOWN = 6
+
+
 class PlainProgress(Reporter):
     """Rate-limited progress lines on ``stream`` (stderr); step summaries on stdout,
     as with the bars. A step's lines are named after it; the parts of a run
@@ -202,11 +206,18 @@ class PlainProgress(Reporter):
             self._write(self._run_line(self._run))
 
     def _run_line(self, run: _Meter) -> str:
+        """The run's meter, then its unfinished parts (when it has several): the first
+        :data:`PARTS_SHOWN` by name, the rest counted, so a probe run's dozens of
+        (judge, kind) parts keep the line readable."""
         line = f"{self._name}: {run.line(self.clock())}"
-        busy = {p: c for p, c in self._parts.items() if c[1]}
-        if len(busy) > 1:
-            line += " (" + ", ".join(f"{p} {d:,}/{t:,}" for p, (d, t) in busy.items()) + ")"
-        return line
+        if sum(1 for _, t in self._parts.values() if t) < 2:
+            return line
+        left = [(p, d, t) for p, (d, t) in self._parts.items() if t and d < t]
+        shown = ", ".join(f"{p} {d:,}/{t:,}" for p, d, t in left[:PARTS_SHOWN])
+        more = len(left) - PARTS_SHOWN
+        if more > 0:
+            shown += f", {more:,} more"
+        return line + f" ({shown})" if shown else line
 
     def batch(self, key: str, text: str, completed: int, total: int) -> None:
         """A line when a batch's status changes, else at most one per interval."""
