@@ -18,6 +18,7 @@ an unknown name, or an unknown ``scoring`` for the local LLM, is a bad request
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import re
 from collections.abc import AsyncIterator, Mapping
@@ -31,6 +32,7 @@ from tiap.judge.local_llm import SCORINGS  # how the local LLM picks its label (
 from tiap.judge.panel import LOCAL_LLM_MODELS, OFFLINE_PROVIDER, JudgeSpec, offline_name
 from tiap.judge.routes.base import Attempt, BatchOffer
 from tiap.judge.routes.reply import Reply, bounded
+from tiap.rubric import builtin_rubrics, load_rubric
 
 #: the route's name in the registry.
 NAME = "offline"
@@ -43,7 +45,17 @@ def known_models() -> list[str]:
 
 
 def rubric_labels(messages: list[dict[str, Any]], response_format: Any) -> list[str]:
-    """The rubric's labels, most supportive first, from the request."""
+    """The rubric's labels, most supportive first: those of a rubric tiap ships in
+    its declared order (however the request lists them: a probe may list them
+    reversed, and a lexical rule's verdict must not move with the list), else in the
+    order the request lists them."""
+    listed = _listed_labels(messages, response_format)
+    return _declared_orders().get(frozenset(listed), listed)
+
+
+def _listed_labels(messages: list[dict[str, Any]], response_format: Any) -> list[str]:
+    """The labels as the request lists them: its reply schema's ``label`` enum, or
+    the ``- name: definition`` lines of its system prompt."""
     if isinstance(response_format, dict):
         schema = (response_format.get("json_schema") or {}).get("schema") or {}
         enum = ((schema.get("properties") or {}).get("label") or {}).get("enum")
@@ -51,6 +63,13 @@ def rubric_labels(messages: list[dict[str, Any]], response_format: Any) -> list[
             return list(enum)
     system = next((str(m.get("content", "")) for m in messages if m.get("role") == "system"), "")
     return _LABEL_LINE.findall(system)
+
+
+@functools.cache
+def _declared_orders() -> dict[frozenset[str], list[str]]:
+    """The label order of each rubric tiap ships, by its set of labels."""
+    rubrics = [load_rubric(name) for name in builtin_rubrics()]
+    return {frozenset(r.label_names): list(r.label_names) for r in rubrics}
 
 
 def prompt_text(messages: list[dict[str, Any]]) -> str:
