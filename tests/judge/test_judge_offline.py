@@ -100,3 +100,32 @@ def test_smollm2_judge_gives_valid_labels(make_workspace, require_extra) -> None
         assert pout >= 2
     stored = rows(db, "SELECT COUNT(*) FROM model_calls WHERE model = 'tiap-offline/smollm2-135m'")
     assert stored == [(3,)]
+
+
+def test_an_answer_of_an_earlier_offline_version_is_not_taken_from_the_cache(
+    make_workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What tiap's own judges answer changes with tiap (a baseline's rule, the label
+    order it reads): their version is in the request's settings, so the cache keeps an
+    earlier version's answers apart."""
+    import sqlite3
+
+    import tiap.judge.request as request
+
+    db = make_workspace(3)
+    panel, rubric = load_panel("offline"), load_rubric()
+    settings = request.judge_settings(panel, panel.judges[0], rubric)
+    assert settings["offline_version"] == request.OFFLINE_VERSION
+
+    def judged_again() -> tuple[int, int]:
+        """Judge the cases once more, their labels gone, the stored calls kept."""
+        with sqlite3.connect(db) as con:
+            con.execute("DELETE FROM labels")
+        with Workspace(db) as ws:
+            summary = run_panel(ws, panel, rubric, subset="val")
+        return summary.calls, summary.cache_hits
+
+    assert judged_again() == (15, 0)
+    assert judged_again() == (0, 15)  # the same version: every answer from the cache
+    monkeypatch.setattr(request, "OFFLINE_VERSION", request.OFFLINE_VERSION + 1)
+    assert judged_again() == (15, 0)  # a later one: asked again

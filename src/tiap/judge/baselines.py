@@ -29,6 +29,13 @@ from dataclasses import dataclass
 
 from tiap.stopwords import ENGLISH
 
+#: The version of what tiap's in-process judges answer (these rules and cuts, the label
+#: order the offline route reads, the local LLM's scoring): in their requests' settings
+#: (:func:`tiap.judge.request.judge_settings`), so an answer stored by an earlier version
+#: is not taken from the cache for a later one. Raise it with any change to what they
+#: answer. 2: a built-in rubric's labels in their declared order.
+OFFLINE_VERSION = 2
+
 _BLOCK = re.compile(r"<([a-z_]+)>\n(.*?)\n</\1>", re.DOTALL)
 _WORD = re.compile(r"[a-z0-9]+")
 _RAW_WORD = re.compile(r"[A-Za-z0-9]+")

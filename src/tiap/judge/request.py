@@ -4,7 +4,8 @@ The request of one (case, judge) is a plain dict holding everything that can
 change the reply: model, api_base, messages, temperature, max_tokens, the
 response format (as a JSON-schema dict), seed and any extra litellm parameters
 (and ``max_reply_bytes``, the longest reply kept, when it is not the default 64
-KiB: so the keys of panels without it are what they were). It never holds the
+KiB: so the keys of panels without it are what they were; and, for tiap's in-process
+judges, ``offline_version``, the version of what they answer). It never holds the
 API key, nor the route the call takes (both routes send the same request). Its
 hash is the ``model_calls`` cache key:
 
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 from json.encoder import encode_basestring
 from typing import Any
 
+from tiap.judge.baselines import OFFLINE_VERSION
 from tiap.judge.panel import DEFAULT_REPLY_BYTES, JudgeSpec, Panel
 from tiap.rubric import Rubric
 
@@ -56,6 +58,8 @@ def judge_settings(panel: Panel, judge: JudgeSpec, rubric: Rubric) -> dict[str, 
     }
     if panel.max_reply_bytes != DEFAULT_REPLY_BYTES:
         settings["max_reply_bytes"] = panel.max_reply_bytes
+    if judge.offline:  # what tiap's own judges answer changes with tiap: in the key
+        settings["offline_version"] = OFFLINE_VERSION
     return settings
 
 
