@@ -7,6 +7,7 @@ Writers are deterministic: the same models give the same bytes.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -54,6 +55,20 @@ def open_input(path: str | Path, *, what: str = "file") -> BinaryIO:
         fh.close()
         raise InputError(p, f"cannot read {what} (a device or socket, not a regular file)")
     return fh
+
+
+def update_with_file(digest: Any, path: Path) -> None:
+    """Feed ``path``'s bytes to a ``hashlib`` digest, a megabyte at a time."""
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+
+
+def file_sha256(path: Path) -> str:
+    """The sha256 of a file's bytes (read in blocks: a model file is not held whole)."""
+    digest = hashlib.sha256()
+    update_with_file(digest, path)
+    return digest.hexdigest()
 
 
 def decode_utf8(data: bytes, path: str | Path, *, what: str = "file") -> str:

@@ -68,20 +68,8 @@ def _probes(judge: str, events: list[tuple[int, ProbeEvent]]) -> JudgeProbes | N
         found = event.judge(judge)
         if found is None:
             continue
-        kinds = [
-            ProbeKindResult(
-                kind=k.kind,
-                n=k.n,
-                flips=k.flips,
-                flip_rate=k.flip_rate,
-                flip_ci=k.flip_ci,
-                planted_share=k.planted_share,
-                planted_ci=k.planted_ci,
-                status=k.status,
-                reason=k.reason,
-            )
-            for k in found.kinds
-        ]
+        # the event's figures of each kind that the report shows (its own fields)
+        kinds = [ProbeKindResult.model_validate(k, from_attributes=True) for k in found.kinds]
         return JudgeProbes(
             judge=judge,
             run=number,

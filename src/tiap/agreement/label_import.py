@@ -50,6 +50,7 @@ from tiap.agreement.files import LabelFileRow, read_label_rows
 from tiap.cases.models import LabelRecord
 from tiap.cases.vocab import RETRACTED, RaterKind
 from tiap.errors import InputError, TiapError
+from tiap.io import file_sha256
 from tiap.rubric import DEFAULT_RUBRIC, Rubric, builtin_rubrics, load_rubric
 
 if TYPE_CHECKING:
@@ -74,14 +75,6 @@ class ImportSummary(BaseModel):
     unchanged: int
     #: rows added per rater
     raters: dict[str, int]
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _rubric(path: Path, rows: list[tuple[int, LabelFileRow]], given: Rubric | None) -> Rubric:
@@ -192,7 +185,7 @@ def import_labels(
     rows = read_label_rows(p, history=True).rows  # the checks of 'agreement report --labels'
     rub = _rubric(p, rows, rubric)
     _check(ws, p, rows, rater_kind, rub)
-    digest = _sha256(p)[:16]
+    digest = file_sha256(p)[:16]
     case_ids = sorted({r.case_id for _, r in rows})
     raters = sorted({r.rater for _, r in rows})
     latest = {

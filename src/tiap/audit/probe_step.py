@@ -12,13 +12,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tiap.audit.settings import PROBE_DIR
-from tiap.audit.step_figures import ProbeFigures, StepFigures
-from tiap.audit.steps import StepName, StepStatus
+from tiap.audit.step_figures import ProbeFigures
+from tiap.audit.step_host import StepHost
+from tiap.audit.steps import StepName
 from tiap.errors import TiapError
 
 if TYPE_CHECKING:
-    from tiap.audit.settings import AuditSettings
-    from tiap.audit.state import AuditState
     from tiap.cases import Workspace
     from tiap.cases.diagnostic_events import ProbeEvent
     from tiap.judge.panel import Panel
@@ -39,21 +38,11 @@ def _recorded(ws: Workspace, event: ProbeEvent) -> bool:
     return all(getattr(latest, f) == getattr(event, f) for f in fields)
 
 
-class ProbeSteps:
+class ProbeSteps(StepHost):
     """The probe step of the audit (a part of :class:`tiap.audit.pipeline._Audit`,
     which provides the settings, the state and the step records)."""
 
-    s: AuditSettings
-    state: AuditState
     reporter: Reporter | None
-
-    def ran(
-        self, name: StepName, status: StepStatus, detail: str, figures: StepFigures | None
-    ) -> None:
-        raise NotImplementedError
-
-    def found_done(self, name: StepName, why: str) -> None:
-        raise NotImplementedError
 
     async def probe(self, ws: Workspace, panel: Panel, rubric: Rubric) -> bool:
         """Probe the panel on the validation subset; False when the budget stopped it."""

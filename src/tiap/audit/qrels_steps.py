@@ -7,34 +7,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tiap.audit.step_figures import QrelsCasesFigures, StepFigures
-from tiap.audit.steps import StepName, StepStatus
+from tiap.audit.step_figures import QrelsCasesFigures
+from tiap.audit.step_host import StepHost
+from tiap.audit.steps import StepName
 from tiap.errors import TiapError
 
 if TYPE_CHECKING:
     from tiap.agreement.models import AgreementReport
-    from tiap.audit.settings import AuditSettings
-    from tiap.audit.state import AuditState
     from tiap.cases import Workspace
     from tiap.cases.from_qrels import QrelsImportReport
     from tiap.cases.models import Case
     from tiap.cases.qrels_source import QrelsSource
 
 
-class QrelsSteps:
+class QrelsSteps(StepHost):
     """The qrels step of the audit (a part of :class:`tiap.audit.pipeline._Audit`,
     which provides the settings, the state and the step records)."""
-
-    s: AuditSettings
-    state: AuditState
-
-    def ran(
-        self, name: StepName, status: StepStatus, detail: str, figures: StepFigures | None
-    ) -> None:
-        raise NotImplementedError
-
-    def found_done(self, name: StepName, why: str) -> None:
-        raise NotImplementedError
 
     def draw(self, source: QrelsSource) -> tuple[list[Case], QrelsImportReport]:
         """The pairs the audit stores (drawn before the workspace is opened, so bad

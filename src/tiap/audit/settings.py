@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from tiap.cases.events import kappa_threshold_problem, share_threshold_problem
 from tiap.errors import TiapError
+from tiap.io import update_with_file
 from tiap.limits import (
     MAX_RESAMPLES,
     MAX_RESCORE_RESAMPLES,
@@ -271,8 +272,6 @@ def rescore_fingerprint(settings: AuditSettings) -> str:
     for p in sorted(p for p in root.rglob("*") if p.is_file()):
         h.update(str(p.relative_to(root)).encode())
         h.update(b"\0")
-        with p.open("rb") as fh:
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                h.update(chunk)
+        update_with_file(h, p)
     h.update(f"{settings.ks}|{settings.rescore_resamples}|{settings.seed}".encode())
     return h.hexdigest()

@@ -40,6 +40,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from tiap.io import file_sha256
+
 #: bump when what an entry holds, or how it is made, changes
 FORMAT = 1
 #: the file an entry's writer puts last: the entry's key and every file's size
@@ -76,14 +78,6 @@ def cache_root() -> Path | None:
         return Path.home() / ".cache" / "tiap"
     except RuntimeError:  # no HOME and no password entry
         return None
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def cache_parts(gguf: Path, dtype: str) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from tiap.report.blocks import Figure
 from tiap.report.charts import IntervalRow, interval_rows
 from tiap.report.numbers import signed
-from tiap.report.palette import PALETTE
+from tiap.report.palette import series_color
 from tiap.rescore.report_models import RescoreReport
 from tiap.rescore.sections_answers import GROUP_LABELS
 
@@ -25,14 +25,14 @@ def correlation_plot(report: RescoreReport) -> Figure | None:
             if c is None or c.pearson is None:
                 continue
             tip = f"{run}, {target}: n={c.n}, Spearman {signed(c.spearman)}"
-            color = PALETTE[i % len(PALETTE)]
+            color = series_color(i)
             rows.append(
                 IntervalRow(
                     f"{run} · {target}", c.pearson, c.pearson_ci_low, c.pearson_ci_high, color, tip
                 )
             )
     title = f"Target score ({answers.measure}) vs answer F1: Pearson r per run and target"
-    legend = [(t, PALETTE[i % len(PALETTE)]) for i, t in enumerate(targets)]
+    legend = [(t, series_color(i)) for i, t in enumerate(targets)]
     body = interval_rows(rows, f"Pearson r ({answers.measure}, answer F1)", title, legend)
     return Figure(body, title) if body else None
 
@@ -50,10 +50,10 @@ def hit_group_plot(report: RescoreReport) -> Figure | None:
             if m is None or m.mean is None:
                 continue
             tip = f"{run}, {label}: n={m.n}"
-            color = PALETTE[i % len(PALETTE)]
+            color = series_color(i)
             rows.append(IntervalRow(f"{run} · {label}", m.mean, m.ci_low, m.ci_high, color, tip))
     title = f"Mean answer F1 by the target hit ({answers.hit_measure})"
-    legend = [(label, PALETTE[i % len(PALETTE)]) for i, label in enumerate(GROUP_LABELS.values())]
+    legend = [(label, series_color(i)) for i, label in enumerate(GROUP_LABELS.values())]
     body = interval_rows(rows, "mean answer F1", title, legend, sign=False)
     return Figure(body, title) if body else None
 

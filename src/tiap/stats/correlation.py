@@ -19,6 +19,7 @@ import numpy as np
 
 from tiap.stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Draws, collect
 from tiap.stats.intervals import CONFIDENCE
+from tiap.stats.paired import paired_bootstrap
 
 __all__ = [
     "CorrelationCI",
@@ -184,14 +185,10 @@ def bootstrap_mean(
     seed: int = DEFAULT_SEED,
     confidence: float = CONFIDENCE,
 ) -> MeanCI:
-    """The mean of ``values`` with its percentile interval (``None`` for no values)."""
+    """The mean of ``values`` with its percentile interval (``None`` for no values):
+    :func:`tiap.stats.paired.paired_bootstrap` of the one column, as a :class:`MeanCI`."""
     v = np.asarray(values, dtype=np.float64)
-    n = int(v.size)
-    if n == 0:
+    if v.size == 0:
         return MeanCI(0, None, None, None)
-    column = v[:, None]
-    result = collect(
-        Draws(n, resamples, seed), lambda counts: counts @ column / n, 1, confidence=confidence
-    )
-    low, high = result.bounds()
-    return MeanCI(n, float(v.mean()), _finite(low[0]), _finite(high[0]))
+    r = paired_bootstrap(v, resamples=resamples, seed=seed, confidence=confidence)
+    return MeanCI(r.n, float(r.mean[0]), _finite(r.low[0]), _finite(r.high[0]))

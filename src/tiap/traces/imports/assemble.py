@@ -20,7 +20,6 @@ never dropped silently:
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from tiap.errors import InputError, TiapError
+from tiap.io import file_sha256
 from tiap.progress import NoReporter, Reporter
 from tiap.traces.adapter_output import DatasetTraces
 from tiap.traces.build import BuildResult
@@ -66,14 +66,6 @@ class SystemExport:
     mapping: ImportMapping
     mapping_name: str
     searches: dict[str, Path] = field(default_factory=dict)
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 class _Importer:
@@ -315,10 +307,10 @@ def import_bundle(
         )
         files[system.name] = {
             "memories": system.memories.name,
-            "memories_sha256": _sha256(system.memories),
+            "memories_sha256": file_sha256(system.memories),
             "mapping": system.mapping_name,
             "searches": {r: p.name for r, p in system.searches.items()},
-            "searches_sha256": {r: _sha256(p) for r, p in system.searches.items()},
+            "searches_sha256": {r: file_sha256(p) for r, p in system.searches.items()},
         }
         for run, path in system.searches.items():
             with rep.step(f"reading {path}", None):
