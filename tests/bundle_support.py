@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
+from tiap.traces.adapter_output import DatasetTraces
 from tiap.traces.bundle import Bundle
 from tiap.traces.models import BundleConfig, Memory, Query, RunConfig, RunEntry, Source
 
@@ -184,3 +186,15 @@ def two_run_bundle() -> Bundle:
         {"A": ("st", RUN_A), "B": ("st", RUN_B)},
         categories=CATEGORIES,
     )
+
+
+def conversations(ds: DatasetTraces, keep: set[str]) -> DatasetTraces:
+    """A dataset read by an adapter, cut down to the conversations ``keep`` (a new
+    object: its sources, queries, turns and derived memories of those conversations)."""
+
+    def ours(items: list[Any]) -> list[Any]:
+        return [x for x in items if x.conversation_id in keep]
+
+    derived = {family: ours(memories) for family, memories in ds.derived.items()}
+    sources, queries, turns = ours(ds.sources), ours(ds.queries), ours(ds.turns)
+    return replace(ds, sources=sources, queries=queries, turns=turns, derived=derived)

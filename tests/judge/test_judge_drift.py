@@ -42,6 +42,21 @@ def _panel(write_panel: Callable[..., Path], url: str, switched: bool, name: str
     )
 
 
+def _judged_before(
+    make_workspace: Callable[..., Path],
+    write_panel: Callable[..., Path],
+    server: LoopbackServer,
+    tiap_cli: TiapCli,
+) -> tuple[Path, Path]:
+    """A workspace of N cases judged by the panel before the switch: (db, that panel)."""
+    db = make_workspace(N)
+    before = _panel(write_panel, server.url, False, "before.toml")
+    assert (
+        tiap_cli("judge", "run", "--db", db, "--panel", before, "--subset", "val", "-q").code == 0
+    )
+    return db, before
+
+
 def test_drift_finds_the_switched_judge_and_resumes_its_run(
     make_workspace: Callable[..., Path],
     write_panel: Callable[..., Path],
@@ -50,11 +65,7 @@ def test_drift_finds_the_switched_judge_and_resumes_its_run(
     tiap_cli: TiapCli,
     tmp_path: Path,
 ) -> None:
-    db = make_workspace(N)
-    before = _panel(write_panel, server.url, False, "before.toml")
-    assert (
-        tiap_cli("judge", "run", "--db", db, "--panel", before, "--subset", "val", "-q").code == 0
-    )
+    db, before = _judged_before(make_workspace, write_panel, server, tiap_cli)
     with Workspace(db) as ws:  # a person agrees with the steady rule on every case
         for i in range(N):
             label = LABELS[sum(_question(i).encode()) % 3]
@@ -207,11 +218,7 @@ def test_the_agreement_report_warns_of_a_gated_judge_that_drifted_since_the_gate
 ) -> None:
     from tiap.cases.events import GateEvent, read_events
 
-    db = make_workspace(N)
-    before = _panel(write_panel, server.url, False, "before.toml")
-    assert (
-        tiap_cli("judge", "run", "--db", db, "--panel", before, "--subset", "val", "-q").code == 0
-    )
+    db, before = _judged_before(make_workspace, write_panel, server, tiap_cli)
     freeze = ("judge", "anchor", "freeze", "a1", "--db", db, "--subset", "val", "--panel", before)
     assert tiap_cli(*freeze).code == 0
 

@@ -11,12 +11,12 @@ import csv
 import json
 import time
 from collections import Counter
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from bundle_support import conversations
 from tiap.cli import main
 from tiap.errors import InputError, TiapError
 from tiap.traces.adapter_output import DatasetTraces
@@ -577,12 +577,7 @@ def test_real_build_is_deterministic(beam100k: DatasetTraces) -> None:
     """Two builds of five real BEAM conversations (a quarter of the 100K split: the whole
     of it is built once, by the command, above) are equal."""
     keep = {f"BEAM-100K-{n}" for n in (1, 4, 5, 13, 20)}
-
-    def ours(items: list[Any]) -> list[Any]:
-        return [x for x in items if x.conversation_id in keep]
-
-    sources, queries, turns = ours(beam100k.sources), ours(beam100k.queries), ours(beam100k.turns)
-    five = replace(beam100k, sources=sources, queries=queries, turns=turns)
+    five = conversations(beam100k, keep)
     assert {q.conversation_id for q in five.queries} == keep
     opts = BuildOptions(stores=["raw", "parser-D1"])
     first, second = build_bundle(five, opts), build_bundle(five, opts)

@@ -10,12 +10,12 @@ from __future__ import annotations
 import csv
 import json
 from collections import Counter
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from bundle_support import conversations
 from tiap.traces.adapter_output import DatasetTraces
 from tiap.traces.build import BuildOptions, build_bundle
 from tiap.traces.bundle import Bundle, read_bundle
@@ -245,23 +245,12 @@ def test_build_is_byte_identical_twice(
         assert (locomo_bundle / rel).read_bytes() == (again / rel).read_bytes(), rel
 
 
-def _conversations(ds: DatasetTraces, keep: set[str]) -> DatasetTraces:
-    """The dataset cut down to the conversations ``keep`` (a new object)."""
-
-    def ours(items: list[Any]) -> list[Any]:
-        return [x for x in items if x.conversation_id in keep]
-
-    derived = {family: ours(memories) for family, memories in ds.derived.items()}
-    sources, queries, turns = ours(ds.sources), ours(ds.queries), ours(ds.turns)
-    return replace(ds, sources=sources, queries=queries, turns=turns, derived=derived)
-
-
 def test_dense_runs_on_real_data(locomo: DatasetTraces, require_extra) -> None:
     """Dense retrieval on two real LoCoMo conversations (about a fifth of the file: the
     embedding of every turn of all ten takes a minute on two cores and shows nothing
     more)."""
     require_extra("sentence_transformers", "dense")
-    two = _conversations(locomo, {"conv-26", "conv-30"})
+    two = conversations(locomo, {"conv-26", "conv-30"})
     assert 0 < len(two.queries) < len(locomo.queries) / 3
     options = BuildOptions(stores=["raw", "observations"], retrievers=["dense"])
     result = build_bundle(two, options)
