@@ -63,13 +63,23 @@ def _ctrl_c_delivered() -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+def _run_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder of this test run that every worker shares (under pytest-xdist each
+    worker's temporary folder is a child of it)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
 @pytest.fixture(autouse=True, scope="session")
 def session_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """tiap's cache (``TIAP_CACHE_DIR``: the local LLM judge's converted model) in one
-    temporary folder for the whole session: the first SmolLM2 test converts the model,
-    the later ones (and the commands they start) load it from there, and no test
-    writes into the real ``~/.cache``."""
-    folder = tmp_path_factory.mktemp("tiap-cache")
+    temporary folder for the whole run, shared by the workers: the first SmolLM2 test
+    converts the model (the cache writes atomically, so two workers converting at once
+    keep one entry), the later ones (and the commands they start) load it from there,
+    and no test writes into the real ``~/.cache``. Removed at the end of the run
+    (:func:`pytest_sessionfinish`)."""
+    folder = _run_root(tmp_path_factory) / "tiap-cache"
+    folder.mkdir(exist_ok=True)
     before = os.environ.get("TIAP_CACHE_DIR")
     os.environ["TIAP_CACHE_DIR"] = str(folder)
     try:
@@ -79,7 +89,16 @@ def session_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path
             os.environ.pop("TIAP_CACHE_DIR", None)
         else:
             os.environ["TIAP_CACHE_DIR"] = before
-        shutil.rmtree(folder, ignore_errors=True)  # half a GB with the model: not kept
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The run's model cache (half a GB with the model) is not kept: removed by the
+    process that ran the whole session (not by a worker, while others may read it)."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    factory = getattr(session.config, "_tmp_path_factory", None)
+    if factory is not None:
+        shutil.rmtree(factory.getbasetemp() / "tiap-cache", ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)
