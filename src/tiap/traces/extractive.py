@@ -122,6 +122,20 @@ def run_file(bundle: Bundle, run: str) -> Path:
     return path
 
 
+def answerable_entries(bundle: Bundle, run: str, *, replace: bool = False) -> list[RunEntry]:
+    """The entries of ``run`` that get answers: an unknown run is refused, and so is
+    one whose entries already carry answers (e.g. a system's own, imported) unless
+    ``replace``."""
+    if run not in bundle.config.runs:
+        known = ", ".join(sorted(bundle.config.runs)) or "none"
+        raise TiapError(f"unknown run '{run}' (runs in this bundle: {known})")
+    entries = bundle.runs[run]
+    given = sum(e.answer is not None for e in entries)
+    if given and not replace:
+        raise TiapError(f"run '{run}' already carries {given:,} answers; --replace overwrites them")
+    return entries
+
+
 def extract_answers(
     bundle: Bundle, run: str, *, top: int = DEFAULT_TOP, replace: bool = False
 ) -> Extracted:
@@ -130,13 +144,7 @@ def extract_answers(
     A run whose entries already carry answers (e.g. a system's own, imported) is
     refused unless ``replace``."""
     top = check_int("--top", top, minimum=1, maximum=MAX_TOP)
-    if run not in bundle.config.runs:
-        known = ", ".join(sorted(bundle.config.runs)) or "none"
-        raise TiapError(f"unknown run '{run}' (runs in this bundle: {known})")
-    entries = bundle.runs[run]
-    given = sum(e.answer is not None for e in entries)
-    if given and not replace:
-        raise TiapError(f"run '{run}' already carries {given:,} answers; --replace overwrites them")
+    entries = answerable_entries(bundle, run, replace=replace)
     memories = bundle.memories(bundle.run_store(run))
     questions = bundle.query_by_id
     out: list[RunEntry] = []
