@@ -366,3 +366,22 @@ def test_rescore_scores_the_readers_answers(
     ]
     assert scored["n_scored"] == len(f1)
     assert scored["f1"]["mean"] == pytest.approx(sum(f1) / len(f1), abs=1e-6)
+    # the report says which reader made them (answers/RUN.json, the run file unchanged)
+    record = json.loads((bundle_dir / "answers" / f"{RUN}.json").read_text(encoding="utf-8"))
+    assert record["n_answers"] == 37
+    assert scored["method"] == record["method"]
+    assert scored["method"].startswith("reader: openai/reader-model answering LoCoMo's QA")
+    assert "(locomo-qa/1) from the top 3 memories" in scored["method"]
+    assert "reader: openai/reader-model" in (out / "report.md").read_text(encoding="utf-8")
+
+    # the run file changed since (an answer edited by hand): the method is not known
+    path = bundle_dir / "runs" / f"{RUN}.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    first = json.loads(lines[0])
+    first["answer"] = "edited"
+    path.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n", encoding="utf-8")
+    again = tmp_path / "again"
+    assert tiap_cli("rescore", str(bundle_dir), "--out", str(again), "--runs", RUN).code == 0
+    report = json.loads((again / "report.json").read_text(encoding="utf-8"))
+    assert report["answers"]["runs"][RUN]["method"] is None
+    assert f"{RUN}: not recorded" in (again / "report.md").read_text(encoding="utf-8")

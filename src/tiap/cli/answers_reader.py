@@ -185,7 +185,7 @@ def _finish(loaded: Any, result: Any, partial: bool, come_back: str) -> None:
             n_empty=0,
             top=plan.top,
         )
-        path = write_answers(loaded, extracted)
+        path = write_answers(loaded, extracted, method=plan.method)
         echo(f"wrote {len(result.answers):,} answers to {inert(str(path))}")
         echo(f"method: {inert(plan.method)}")
     if result.complete:

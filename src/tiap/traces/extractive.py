@@ -31,6 +31,7 @@ from tiap.errors import InputError, TiapError
 from tiap.io import write_jsonl
 from tiap.limits import check_int
 from tiap.stopwords import ENGLISH
+from tiap.traces.answer_record import write_record
 from tiap.traces.answer_scoring import stemmed_tokens
 from tiap.traces.bundle import RUNS_DIR, Bundle
 from tiap.traces.models import Memory, RunEntry
@@ -156,11 +157,17 @@ def extract_answers(
     return Extracted(run=run, entries=out, n_answers=len(out), n_empty=empty, top=top)
 
 
-def write_answers(bundle: Bundle, extracted: Extracted) -> Path:
+def write_answers(bundle: Bundle, extracted: Extracted, *, method: str | None = None) -> Path:
     """Write the run's entries with their answers over its run file (a whole new file
-    moved into place, so a write cut short leaves the old one)."""
+    moved into place, so a write cut short leaves the old one), then the record of how
+    they were made (:mod:`tiap.traces.answer_record`: ``method``, by default the
+    extractive method's)."""
     path = run_file(bundle, extracted.run)
     temporary = path.with_name(f".{path.name}.answers-tmp")
     write_jsonl(temporary, extracted.entries)
     os.replace(temporary, path)
+    if bundle.root is None:  # (run_file refuses it first)
+        raise TiapError("the bundle was not read from a directory: there is no run file")
+    n = sum(e.answer is not None for e in extracted.entries)
+    write_record(bundle.root, extracted.run, method or extracted.method, n, path)
     return path
