@@ -281,6 +281,50 @@ def test_a_budget_stop_exits_3_and_the_same_command_finishes_without_paying_twic
     assert run_answers(bundle_dir) == expected_answers(bundle_dir)
 
 
+def test_a_run_killed_midway_resumes_without_asking_a_stored_reply_again(
+    tiap_cli, server: LoopbackServer, bundle_dir: Path, tmp_path: Path
+) -> None:
+    import os
+    import signal
+    import time
+
+    db = tmp_path / "ws.db"
+    server.delay_s = 0.2
+    args = reader_args(bundle_dir, db, server.url)
+    proc = tiap_cli.popen(*args, env={KEY_ENV: SECRET})
+    deadline = time.monotonic() + 120
+
+    def stored() -> int:
+        if not db.exists():
+            return 0
+        with sqlite3.connect(db) as conn:
+            try:
+                return int(conn.execute("SELECT COUNT(*) FROM model_calls").fetchone()[0])
+            except sqlite3.OperationalError:  # the tables are not made yet
+                return 0
+
+    while stored() < 5:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    time.sleep(0.5)  # let the server finish reading what was sent before the kill
+    kept = stored()
+    asked_before = server.count
+    assert kept < 37
+    assert run_answers(bundle_dir) == dict.fromkeys(expected_answers(bundle_dir))
+
+    server.delay_s = 0.0
+    done = tiap_cli(*reader_args(bundle_dir, db, server.url), env={KEY_ENV: SECRET})
+    assert done.code == 0, done.err
+    assert f"{kept} stored replies, {37 - kept} calls" in done.out
+    assert run_answers(bundle_dir) == expected_answers(bundle_dir)
+    # only the call in flight at the kill (concurrency 1) was asked again
+    assert max(server.per_key.values()) <= 2
+    assert sum(n - 1 for n in server.per_key.values()) == asked_before - kept <= 1
+
+
 def test_max_cost_needs_a_price(
     tiap_cli, server: LoopbackServer, bundle_dir: Path, tmp_path: Path, key_env: str
 ) -> None:
@@ -343,6 +387,22 @@ def test_a_missing_key_is_one_line_before_any_call(
     assert KEY_ENV in result.err
     assert len(result.err.strip().splitlines()) == 1
     assert server.count == 0
+
+
+def test_progress_is_shown_as_plain_lines_on_stderr(
+    tiap_cli, bundle_dir: Path, tmp_path: Path, key_env: str
+) -> None:
+    with LoopbackServer(
+        Script(default=first_line_reply), key=question_of, delay_s=0.01
+    ) as slow_server:
+        args = reader_args(bundle_dir, tmp_path / "ws.db", slow_server.url)
+        args.remove("--quiet")
+        result = tiap_cli(*args, env={"TIAP_PROGRESS_INTERVAL": "0.05"})
+    assert result.code == 0, result.err
+    lines = [line for line in result.err.splitlines() if line.startswith("reading: ")]
+    assert lines, result.err
+    assert lines[-1].startswith("reading: 37/37 in ")
+    assert "\x1b" not in result.err  # no escape sequence off a terminal
 
 
 # ---------------------------------------------------------------------- end to end
