@@ -136,6 +136,18 @@ def test_the_prompt_is_locomos_qa_prompt_over_the_context_lines() -> None:
     assert [m.memory_id for m in top_memories(["f", "f", "r", "m"], mems, 2)] == ["f", "r"]
 
 
+def test_the_command_lines_defaults_are_the_readers() -> None:
+    from tiap.cli.answers_reader import READER_DEFAULTS
+    from tiap.judge.reader_prompt import ReaderSettings
+
+    settings = ReaderSettings(model="openai/x")
+    assert READER_DEFAULTS["concurrency"] == settings.concurrency == 4
+    assert READER_DEFAULTS["max_tokens"] == settings.max_tokens == 100
+    assert READER_DEFAULTS["temperature"] == settings.temperature == 0.0
+    assert READER_DEFAULTS["timeout"] == settings.timeout_s == 60.0
+    assert READER_DEFAULTS["route"] == settings.route == "auto"
+
+
 def test_a_reply_gives_an_answer_or_its_reason() -> None:
     assert answer_of({"content": "  Paris \n"}) == ("Paris", None)
     assert answer_of({"content": " \n"}) == (None, "empty")

@@ -75,7 +75,7 @@ from tiap.judge.request import (
     request_hash,
 )
 from tiap.judge.routes import JudgeRoute, OnRouteLoad, announcing, route_for
-from tiap.limits import check_int
+from tiap.limits import check_cost, check_int
 from tiap.progress import NoReporter, Reporter
 from tiap.traces.bundle import Bundle
 from tiap.traces.extractive import MAX_TOP, answerable_entries
@@ -413,6 +413,8 @@ async def read_answers(
     """Answer the plan's queries: from the store first, then by calls (see the module
     docstring). ``max_cost`` needs a price (the reader's options, else litellm's
     table)."""
+    if max_cost is not None:
+        check_cost("--max-cost", max_cost)
     shown = reporter or NoReporter()
     result = ReaderRun(plan)
     for h, response in plan.cached.items():

@@ -70,7 +70,7 @@ READER_NAME = "reader"
 DEFAULT_MAX_TOKENS = 100
 DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_CONCURRENCY = 4
-#: the request settings a reader adds nothing to: the judge's keys, the same meaning
+#: how the answers were made, in one sentence (recorded with them)
 METHOD = (
     "reader: {model} answering LoCoMo's QA prompt ({version}) from the top {top} memories "
     "of the ranking (best first, with speaker and time where the bundle has them); "
