@@ -155,3 +155,17 @@ def test_cases_and_suite_keys() -> None:
     assert "scale" in SuiteReport.model_fields
     assert "`dataset`" in PAGE
     assert "dataset" in Case.model_fields
+
+
+def test_answers_keys() -> None:
+    """The answer-level analysis' keys (the sample bundle's runs carry no answers, so
+    they are checked on the report's models)."""
+    from tiap.rescore.answer_models import AnswerRun
+    from tiap.rescore.report_models import RescoreReport
+
+    assert "rescore `answers.runs[run]`" in PAGE
+    assert "answers" in RescoreReport.model_fields
+    for key in ("f1", "exact_match", "correlations", "hits", "coverage"):
+        assert f"`{key}`" in PAGE
+        assert key in AnswerRun.model_fields
+    assert "`tiap answers extract --reader MODEL`" in PAGE

@@ -3,6 +3,7 @@ the run file written in place, what is refused, and answers mapped by `traces im
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -13,7 +14,7 @@ from support.locomo_sample import locomo_sample
 from tiap.cases.extract import bundle_version, find_contested
 from tiap.errors import InputError, TiapError
 from tiap.traces.bundle import read_bundle
-from tiap.traces.extractive import extract_answer, extract_answers, sentences, write_answers
+from tiap.traces.extractive import METHOD, extract_answer, extract_answers, sentences, write_answers
 from tiap.traces.imports import SystemExport, import_bundle, load_mapping
 from tiap.traces.imports.assemble import run_line
 from tiap.traces.locomo import load_locomo
@@ -69,6 +70,12 @@ def test_cli_writes_answers_into_the_run_file(tiap_cli, bundle_dir: Path) -> Non
     )
     assert result.code == 0, result.err
     assert "extractive answers" in result.out
+    # how they were made, recorded for rescore, with the run file's hash as written
+    record = json.loads((bundle_dir / "answers" / "lexical-facts1.json").read_text("utf-8"))
+    assert record["method"] == METHOD.format(top=3)
+    assert record["n_answers"] == 37
+    written = (bundle_dir / "runs" / "lexical-facts1.jsonl").read_bytes()
+    assert record["run_file_sha256"] == hashlib.sha256(written).hexdigest()
 
     after = read_bundle(bundle_dir)
     store = after.memories("facts1")

@@ -28,6 +28,10 @@ query carries its category code). Over the scored queries of each run:
   Raw target (the groups of :mod:`tiap.rescore.coverage`), with its bootstrap interval,
   beside the coverage control's Raw-score gap.
 
+Each run's ``method`` says how its answers were made, when ``tiap answers extract``
+recorded it and the run file is still the one it wrote (:mod:`tiap.traces.answer_record`);
+else it is ``null``.
+
 Every interval resamples from the report's seed with its resamples; a figure over
 fewer than two queries has none.
 """
@@ -39,6 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tiap.errors import TiapError
 from tiap.rescore.answer_models import (
     AnswerCorrelation,
     AnswerGap,
@@ -54,8 +59,10 @@ from tiap.rescore.scores import ScoreTable
 from tiap.rescore.targets import CANONICAL, RAW
 from tiap.stats.correlation import bootstrap_correlation, bootstrap_mean, correlation_differences
 from tiap.stats.intervals import share_interval
+from tiap.traces.answer_record import answers_method
 from tiap.traces.answer_scoring import answer_scores
 from tiap.traces.bundle import Bundle
+from tiap.traces.extractive import run_file
 
 SCORING = (
     "LoCoMo's evaluation: commas, punctuation and the words a/an/the/and removed, lower "
@@ -276,12 +283,24 @@ def _gap_interval(
     return rnd(observed), rnd(low[0]), rnd(high[0])
 
 
+def answers_made_by(bundle: Bundle, run: str) -> str | None:
+    """How the run's answers were made, when recorded (:mod:`tiap.traces.answer_record`)."""
+    if bundle.root is None:
+        return None
+    try:
+        path = run_file(bundle, run)
+    except TiapError:
+        return None
+    return answers_method(bundle, run, path)
+
+
 def _run_report(
     table: ScoreTable,
     run: str,
     scored: _Scored,
     coverage: Coverage | None,
     settings: Settings,
+    method: str | None = None,
 ) -> AnswerRun:
     col = table.column(settings.primary)
     measure = str(settings.primary)
@@ -296,6 +315,7 @@ def _run_report(
     return AnswerRun(
         n_queries=len(table.query_ids),
         n_answers=scored.n_answers,
+        method=method,
         n_scored=int(scored.rows.size),
         n_no_gold=scored.n_no_gold,
         n_abstention=scored.n_abstention,
@@ -326,7 +346,8 @@ def answers_report(
         hit_measure=hit,
         method=METHOD.format(measure=measure, hit=hit),
         runs={
-            run: _run_report(table, run, s, coverage, settings) for run, s in with_answers.items()
+            run: _run_report(table, run, s, coverage, settings, answers_made_by(bundle, run))
+            for run, s in with_answers.items()
         },
         runs_without_answers=_without(list(table.runs), with_answers),
     )

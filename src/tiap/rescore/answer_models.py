@@ -73,6 +73,9 @@ class AnswerRun(_Model):
 
     n_queries: int
     n_answers: int
+    #: how the answers were made (``answers/RUN.json``, when it describes the run file
+    #: as it is); ``None``: not recorded (a system's own, or changed since)
+    method: str | None = None
     n_scored: int
     n_no_gold: int
     n_abstention: int

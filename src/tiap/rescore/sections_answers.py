@@ -4,7 +4,7 @@ carry no answers has no such section."""
 
 from __future__ import annotations
 
-from tiap.report.blocks import Block, Cell, Data, data, heading, joined, para, table
+from tiap.report.blocks import Block, Bullets, Cell, Data, data, heading, joined, para, table
 from tiap.report.numbers import MISSING, bounds, num, pct, signed
 from tiap.rescore.answer_models import AnswerCorrelation, AnswerGap, Answers, MeanF1
 from tiap.rescore.report_models import RescoreReport
@@ -156,6 +156,20 @@ def _answers(report: RescoreReport) -> list[Block]:
             ),
         ),
     ]
+    out.append(
+        para(
+            "How each run's answers were made (as tiap answers extract recorded it; not "
+            "recorded: a system's own answers, or answers changed since):"
+        )
+    )
+    out.append(
+        Bullets(
+            [
+                (Data(run), ": ", "not recorded" if r.method is None else Data(r.method))
+                for run, r in answers.runs.items()
+            ]
+        )
+    )
     if answers.runs_without_answers:
         out.append(
             para(

@@ -31,6 +31,7 @@ from tiap.errors import InputError, TiapError
 from tiap.io import write_jsonl
 from tiap.limits import check_int
 from tiap.stopwords import ENGLISH
+from tiap.traces.answer_record import write_record
 from tiap.traces.answer_scoring import stemmed_tokens
 from tiap.traces.bundle import RUNS_DIR, Bundle
 from tiap.traces.models import Memory, RunEntry
@@ -122,6 +123,20 @@ def run_file(bundle: Bundle, run: str) -> Path:
     return path
 
 
+def answerable_entries(bundle: Bundle, run: str, *, replace: bool = False) -> list[RunEntry]:
+    """The entries of ``run`` that get answers: an unknown run is refused, and so is
+    one whose entries already carry answers (e.g. a system's own, imported) unless
+    ``replace``."""
+    if run not in bundle.config.runs:
+        known = ", ".join(sorted(bundle.config.runs)) or "none"
+        raise TiapError(f"unknown run '{run}' (runs in this bundle: {known})")
+    entries = bundle.runs[run]
+    given = sum(e.answer is not None for e in entries)
+    if given and not replace:
+        raise TiapError(f"run '{run}' already carries {given:,} answers; --replace overwrites them")
+    return entries
+
+
 def extract_answers(
     bundle: Bundle, run: str, *, top: int = DEFAULT_TOP, replace: bool = False
 ) -> Extracted:
@@ -130,13 +145,7 @@ def extract_answers(
     A run whose entries already carry answers (e.g. a system's own, imported) is
     refused unless ``replace``."""
     top = check_int("--top", top, minimum=1, maximum=MAX_TOP)
-    if run not in bundle.config.runs:
-        known = ", ".join(sorted(bundle.config.runs)) or "none"
-        raise TiapError(f"unknown run '{run}' (runs in this bundle: {known})")
-    entries = bundle.runs[run]
-    given = sum(e.answer is not None for e in entries)
-    if given and not replace:
-        raise TiapError(f"run '{run}' already carries {given:,} answers; --replace overwrites them")
+    entries = answerable_entries(bundle, run, replace=replace)
     memories = bundle.memories(bundle.run_store(run))
     questions = bundle.query_by_id
     out: list[RunEntry] = []
@@ -148,11 +157,17 @@ def extract_answers(
     return Extracted(run=run, entries=out, n_answers=len(out), n_empty=empty, top=top)
 
 
-def write_answers(bundle: Bundle, extracted: Extracted) -> Path:
+def write_answers(bundle: Bundle, extracted: Extracted, *, method: str | None = None) -> Path:
     """Write the run's entries with their answers over its run file (a whole new file
-    moved into place, so a write cut short leaves the old one)."""
+    moved into place, so a write cut short leaves the old one), then the record of how
+    they were made (:mod:`tiap.traces.answer_record`: ``method``, by default the
+    extractive method's)."""
     path = run_file(bundle, extracted.run)
     temporary = path.with_name(f".{path.name}.answers-tmp")
     write_jsonl(temporary, extracted.entries)
     os.replace(temporary, path)
+    if bundle.root is None:  # (run_file refuses it first)
+        raise TiapError("the bundle was not read from a directory: there is no run file")
+    n = sum(e.answer is not None for e in extracted.entries)
+    write_record(bundle.root, extracted.run, method or extracted.method, n, path)
     return path
