@@ -66,13 +66,47 @@ def test_judge_runs_sum_their_judges_and_measure_from_the_first_call() -> None:
         for _ in range(4):
             clock.now += 1
             rep.advance("b")
+            rep.advance("a")
     lines = out.getvalue().splitlines()
+    # a line when 2 s have passed since the last, written at that advance:
+    # t=8, after b's advance: the run 4 + 2 (t=7) + 1 = 7, (7-4)/(8-6) = 1.5/s; each
+    # part at its own rate since its first advance: a 5/10, (5-4)/(8-6) = 0.5/s, 10 s
+    # left; b 2/10, (2-1)/(8-7) = 1/s, 8 s left: the run's time left is the longer, 10 s.
+    # t=10, after b's: the run 11, (11-4)/4 = 1.75/s; a 7/10 at 3/4 = 0.75/s, 4 s left;
+    # b 4/10 at 3/3 = 1/s, 6 s left: 6 s. (The run's own rate would say 9/1.75 = 5 s.)
     assert lines == [
         "judging: 4/20 (20%), rate unknown, 6s elapsed, ETA unknown (a 4/10, b 0/10)",
-        "judging: 6/20 (30%), 1.0/s, 8s elapsed, ETA 14s (a 4/10, b 2/10)",
-        "judging: 8/20 (40%), 1.0/s, 10s elapsed, ETA 12s (a 4/10, b 4/10)",
-        "judging: 8/20 in 10s",
+        "judging: 7/20 (35%), 1.5/s, 8s elapsed, ETA 10s (a 5/10, b 2/10)",
+        "judging: 11/20 (55%), 1.8/s, 10s elapsed, ETA 6s (a 7/10, b 4/10)",
+        "judging: 12/20 in 10s",
     ]
+
+
+def test_the_time_left_of_parts_side_by_side_is_the_slowest_parts() -> None:
+    """A fast part (an in-process baseline) beside a slow one (a local model): the
+    run's rate is the fast part's, but the time left is the slow part's."""
+    rep, out, clock = _reporter(interval=1.0)
+    with rep:
+        rep.start("fast", 100)
+        rep.start("slow", 10)
+        rep.advance("fast", 1)
+        rep.advance("slow", 1)
+        for _ in range(4):
+            clock.now += 1
+            rep.advance("fast", 24)
+        rep.advance("fast", 3)  # done
+        clock.now += 1
+        rep.advance("slow", 1)
+    lines = out.getvalue().splitlines()
+    # t=4: the run 98, (98-1)/4 = 24.25/s; fast 97/100 at 96/4 = 24/s, 0.125 s left;
+    # slow 1/10 with nothing since its first advance: no rate, the time left unknown.
+    # t=5: fast done; slow 2/10 at 1/5 = 0.2/s: 8 / 0.2 = 40 s (the run's own rate,
+    # (102-1)/5 = 20.2/s, would say 8 / 20.2: under a second)
+    assert lines[3] == (
+        "judging: 98/110 (89%), 24.2/s, 4s elapsed, ETA unknown (fast 97/100, slow 1/10)"
+    )
+    assert lines[4] == "judging: 102/110 (93%), 20.2/s, 5s elapsed, ETA 40s (slow 2/10)"
+    assert lines[5:] == ["judging: 102/110 in 5s"]
 
 
 def test_a_run_of_many_parts_names_its_first_unfinished_ones_and_counts_the_rest() -> None:

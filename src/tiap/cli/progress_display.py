@@ -81,16 +81,41 @@ class _Meter:
             return None
         return (self.done - self._first[1]) / (now - self._first[0])
 
-    def line(self, now: float) -> str:
+    def seconds_left(self, now: float) -> float | None:
+        """The time left at the rate so far (None: no rate yet)."""
+        rate = self.rate(now)
+        if not self.total:
+            return None
+        return (self.total - self.done) / rate if rate else None
+
+    def line(self, now: float, *, parts: list[_Meter] | None = None) -> str:
+        """The meter as text; with ``parts`` (that run side by side and make up this
+        meter), the time left is theirs (:func:`parts_left`), else this meter's."""
         elapsed = duration(now - self.started)
         rate = self.rate(now)
         per_s = "rate unknown" if rate is None else f"{rate:,.1f}/s"
         if not self.total:
             return f"{self.done:,} done, {per_s}, {elapsed} elapsed"
         share = 100 * self.done / self.total
-        left = self.total - self.done
-        eta = duration(left / rate) if rate else "unknown"
+        left = self.seconds_left(now) if parts is None else parts_left(parts, now)
+        eta = "unknown" if left is None else duration(left)
         return f"{self.done:,}/{self.total:,} ({share:.0f}%), {per_s}, {elapsed} elapsed, ETA {eta}"
+
+
+def parts_left(parts: list[_Meter], now: float) -> float | None:
+    """The time left of parts that run side by side: the longest of the unfinished
+    parts' own times left, each at its own rate (a fast part that is done, or
+    answered from the cache, does not make a slow one look close to its end); None
+    while an unfinished part has no rate yet."""
+    longest = 0.0
+    for part in parts:
+        if not part.total or part.done >= part.total:
+            continue
+        left = part.seconds_left(now)
+        if left is None:
+            return None
+        longest = max(longest, left)
+    return longest
 
 
 #: unfinished parts a plain progress line names (the rest are counted)
@@ -119,8 +144,8 @@ class PlainProgress(Reporter):
         self._name = title
         self._last = clock()
         self._printed = False
-        #: the run: every part's (done, total), and the run's meter
-        self._parts: dict[str, list[int]] = {}
+        #: the run: every part's meter, and the run's
+        self._parts: dict[str, _Meter] = {}
         self._run: _Meter | None = None
         #: the status last shown of each provider batch
         self._batches: dict[str, str] = {}
@@ -193,26 +218,30 @@ class PlainProgress(Reporter):
         if self._run is None:
             self._run = _Meter(0, now)
             self._last = now
-        self._parts[part] = [0, max(total, 0)]
+        self._parts[part] = _Meter(max(total, 0), now)
         self._run.total = (self._run.total or 0) + max(total, 0)
 
     def advance(self, part: str, n: int = 1) -> None:
-        counts = self._parts.get(part)
-        if counts is None or self._run is None or not n:
+        meter = self._parts.get(part)
+        if meter is None or self._run is None or not n:
             return
-        counts[0] += n
-        self._run.add(n, self.clock())
+        now = self.clock()
+        meter.add(n, now)
+        self._run.add(n, now)
         if self._due():
             self._write(self._run_line(self._run))
 
     def _run_line(self, run: _Meter) -> str:
         """The run's meter, then its unfinished parts (when it has several): the first
         :data:`PARTS_SHOWN` by name, the rest counted, so a probe run's dozens of
-        (judge, kind) parts keep the line readable."""
-        line = f"{self._name}: {run.line(self.clock())}"
-        if sum(1 for _, t in self._parts.values() if t) < 2:
-            return line
-        left = [(p, d, t) for p, (d, t) in self._parts.items() if t and d < t]
+        (judge, kind) parts keep the line readable. With several parts the time left
+        is the slowest part's (:func:`parts_left`)."""
+        now = self.clock()
+        if sum(1 for m in self._parts.values() if m.total) < 2:
+            return f"{self._name}: {run.line(now)}"
+        line = f"{self._name}: {run.line(now, parts=list(self._parts.values()))}"
+        left = [(p, m.done, m.total or 0) for p, m in self._parts.items() if m.total]
+        left = [(p, d, t) for p, d, t in left if d < t]
         shown = ", ".join(f"{p} {d:,}/{t:,}" for p, d, t in left[:PARTS_SHOWN])
         more = len(left) - PARTS_SHOWN
         if more > 0:
