@@ -60,12 +60,6 @@ def give_back(
     return spent
 
 
-def _cost(price: Price | None, outcome: CallOutcome) -> float | None:
-    if price is None or outcome.input_tokens is None or outcome.output_tokens is None:
-        return None
-    return price.cost(outcome.input_tokens, outcome.output_tokens)
-
-
 @dataclass(frozen=True)
 class Files:
     """What could be read of a finished batch's files."""
@@ -230,7 +224,7 @@ class Collector:
             reserved = spent = known = 0.0
             out = []
             for request, outcome in chunk:
-                cost = _cost(price, outcome)
+                cost = outcome.cost(price)  # a batch line has no route figure: its tokens
                 case_ids = cases[request.request_hash]
                 stored = recorder.record(
                     ws,

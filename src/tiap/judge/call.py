@@ -22,13 +22,16 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tiap.judge.failures import Failure, classify
 from tiap.judge.panel import JudgeSpec, Panel, judge_for
 from tiap.judge.retry import GivenUp, RetryPolicy
 from tiap.judge.routes import Attempt, JudgeRoute, get_route, route_for
 from tiap.judge.routes.reply import Reply
+
+if TYPE_CHECKING:
+    from tiap.judge.pricing import Price
 
 __all__ = ["CallOutcome", "call_model", "call_session", "take_record"]
 
@@ -58,6 +61,15 @@ class CallOutcome:
     @property
     def ok(self) -> bool:
         return self.failure is None
+
+    def cost(self, price: Price | None) -> float | None:
+        """What the call cost: the route's own figure (``cost_usd``), else ``price``
+        times its tokens; None when neither is known."""
+        if self.cost_usd is not None:
+            return self.cost_usd
+        if price is None or self.input_tokens is None or self.output_tokens is None:
+            return None
+        return price.cost(self.input_tokens, self.output_tokens)
 
 
 def _judge(panel: Panel, kwargs: dict[str, Any], judge: JudgeSpec | None) -> JudgeSpec:

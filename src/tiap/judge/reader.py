@@ -309,12 +309,7 @@ class _Caller:
         )
 
     def _cost(self, outcome: CallOutcome) -> float | None:
-        price = self.plan.price
-        if outcome.cost_usd is not None:
-            return outcome.cost_usd
-        if price is None or outcome.input_tokens is None or outcome.output_tokens is None:
-            return None
-        return price.cost(outcome.input_tokens, outcome.output_tokens)
+        return outcome.cost(self.plan.price)
 
     def _scrubbed(self, response: dict[str, Any] | None) -> dict[str, Any] | None:
         if response is None or not self.secrets:

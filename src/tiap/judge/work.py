@@ -182,12 +182,7 @@ class JudgeWork:
 
     def cost(self, outcome: CallOutcome) -> float | None:
         """The route's figure, else the judge's price times the tokens (unknown: None)."""
-        price = self.jp.price
-        if outcome.cost_usd is not None:
-            return outcome.cost_usd
-        if price is None or outcome.input_tokens is None or outcome.output_tokens is None:
-            return None
-        return price.cost(outcome.input_tokens, outcome.output_tokens)
+        return outcome.cost(self.jp.price)
 
     # ---------------------------------------------------------------- record
 
