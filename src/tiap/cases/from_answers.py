@@ -292,3 +292,33 @@ def store_answers(
         )
         ws.record_event(EVENT, report.model_dump(mode="json"))
     return report
+
+
+def from_answers(
+    bundle: Bundle,
+    ws: Workspace,
+    run: str,
+    *,
+    subset: str = DEFAULT_SUBSET,
+    size: int = DEFAULT_SIZE,
+    overlap: int | None = None,
+    seed: int = DEFAULT_SEED,
+    replace: bool = False,
+    force: bool = False,
+    replace_stale: bool = False,
+) -> AnswerImportReport:
+    """The answer cases of ``run`` of ``bundle`` added to ``ws``, and the validation
+    subset ``subset`` drawn (:func:`answer_cases`, then :func:`store_answers`)."""
+    check_options(size, overlap, seed, subset)
+    cases, report = answer_cases(bundle, run, subset=subset)
+    return store_answers(
+        ws,
+        cases,
+        report,
+        size=size,
+        overlap=overlap,
+        seed=seed,
+        replace=replace,
+        force=force,
+        replace_stale=replace_stale,
+    )
