@@ -250,7 +250,7 @@ def _print_answer_case(case: Case, labels: list[LabelRecord]) -> None:
     lines = [
         f"case {case.case_id}  kind answer  run {case.run}  dataset {case.dataset}",
         f"query {case.query_id}  question type {case.category or 'unknown'}"
-        + ("  (abstention question)" if case.abstention else ""),
+        + ("  (abstention question)" if case.criteria_variant == "abstention" else ""),
         f"question: {case.question}",
         f"gold answer: {case.answer}",
         f"run's answer: {case.hypothesis}",

@@ -104,7 +104,7 @@ def criteria_text(case: Case) -> Text:
     out = Text()
     out.append("question type: ", style=MUTED)
     out.append(inert(case.category or "unknown"))
-    if case.abstention:
+    if case.criteria_variant == "abstention":
         out.append(" (abstention question)", style="bold")
     out.append(f"\ncriteria ({case.criteria_variant}): ", style=MUTED)
     out.append(inert(case.prompt_fields()["criteria"]))
