@@ -11,7 +11,7 @@ import numpy as np
 from tiap.agreement import beyond, case_plan, constant, paper_counts, reference_baselines
 from tiap.agreement import formulas as st
 from tiap.agreement import library as lib
-from tiap.agreement.answers import answer_correctness
+from tiap.agreement.answer_correctness import answer_correctness
 from tiap.agreement.calibrated import calibrated_prevalence
 from tiap.agreement.comparisons import MAJORITY_KEY, pairs, vs_reference
 from tiap.agreement.estimates import CONFIDENCE, Estimate, evaluate
@@ -161,7 +161,7 @@ def compute_report(
     figures and a verdict per dataset (:mod:`tiap.agreement.qrels`;
     ``min_confirmed``, ``max_missed`` and ``min_decided`` are its thresholds); on
     ``answer`` cases, the share of each run's answers judged correct
-    (:mod:`tiap.agreement.answers`).
+    (:mod:`tiap.agreement.answer_correctness`).
     """
     check_kappa_threshold("min_fleiss", min_fleiss)
     check_gate_on("gate_on", gate_on)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tiap.agreement.answers_models import AnswerCorrectness
+from tiap.agreement.answer_correctness_models import AnswerCorrectness
 from tiap.agreement.beyond_models import Baseline, JudgeErrors, OrdinalFigures, SamplePlan
 from tiap.agreement.calibrated_models import Calibrated
 from tiap.agreement.diagnostics_models import NO_WORKSPACE, Diagnostics
@@ -262,7 +262,7 @@ class AgreementReport(_Model):
     #: the relevance-label figures, on a report over ``qrels`` cases (else absent)
     qrels: QrelsFigures | None = None
     #: per run, the share of answers the panel majority judged correct, on a report over
-    #: ``answer`` cases (else absent; :mod:`tiap.agreement.answers`)
+    #: ``answer`` cases (else absent; :mod:`tiap.agreement.answer_correctness`)
     answer_correctness: AnswerCorrectness | None = None
     #: the figures as the paper counts them (plurality vote, agreement on complete
     #: cases, Fleiss' kappa with the reference; absent from reports written before)

@@ -10,7 +10,7 @@ matrix as a figure, the Markdown has it as a table.
 from __future__ import annotations
 
 from tiap.agreement import (
-    answers,
+    answer_correctness,
     baseline_tables,
     beyond_tables,
     calibrated_tables,
@@ -104,7 +104,7 @@ def _answers(r: AgreementReport) -> list[Block]:
     return [
         heading(2, "Answer correctness by run"),
         bullets([("Policy: ", Data(a.policy)), ("Majority on the ", Data(a.scale), " scale")]),
-        data_table(*answers.table(a)),
+        data_table(*answer_correctness.table(a)),
     ]
 
 

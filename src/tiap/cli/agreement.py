@@ -182,7 +182,7 @@ def report(
     prevalence, judge-vs-human) with bootstrap CIs, and the scale gate. Exit status 3:
     the gate applies (a validation subset) and failed; the report is written."""
     from tiap.agreement import compute_report, labels_from_file, write_report_and_record_gate
-    from tiap.agreement.answers import lines as answer_lines
+    from tiap.agreement.answer_correctness import lines as answer_lines
     from tiap.agreement.compute import check_humans
     from tiap.agreement.gate import record_gate
     from tiap.agreement.qrels_tables import lines as qrels_lines

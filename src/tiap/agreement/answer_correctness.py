@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tiap.agreement.answers_models import NO_DECIDED, AnswerCorrectness, RunCorrectness
+from tiap.agreement.answer_correctness_models import NO_DECIDED, AnswerCorrectness, RunCorrectness
 from tiap.agreement.label_table import LabelTable
 from tiap.agreement.report_text import ci, missing
 from tiap.agreement.scale import Scale

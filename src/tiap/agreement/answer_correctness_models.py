@@ -1,5 +1,5 @@
 """The answer-correctness figure of an agreement report (``report.json`` key
-``answer_correctness``; computed by :mod:`tiap.agreement.answers`)."""
+``answer_correctness``; computed by :mod:`tiap.agreement.answer_correctness`)."""
 
 from __future__ import annotations
 
