@@ -235,3 +235,17 @@ def test_contested_and_answer_cases_are_judged_one_kind_at_a_time(
     with Workspace.open_readonly(db) as ws:
         kinds = {ws.case(lab.case_id).kind: lab.rubric_id for lab in ws.latest_labels()}
     assert kinds == {"answer": RUBRIC, "contested": "contested-credit"}
+
+
+def test_the_probes_perturb_an_answer_cases_response() -> None:
+    from tiap.probe.perturb import INJECTION, probe_messages
+
+    rubric, case = load_rubric(RUBRIC), answer_case(0)
+    _, padded = probe_messages(rubric, case, "verbosity", seed=1)
+    response = blocks(padded[1]["content"])["response"]
+    assert response.startswith(case.hypothesis or "")
+    assert len(response) >= 3 * len(case.hypothesis or "")
+    _, planted = probe_messages(rubric, case, "injection", seed=1, planted="correct")
+    said = blocks(planted[1]["content"])["response"]
+    assert said.endswith(INJECTION.format(label="correct"))
+    assert blocks(planted[1]["content"])["criteria"] == case.prompt_fields()["criteria"]
