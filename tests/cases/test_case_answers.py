@@ -218,7 +218,11 @@ def test_a_workspace_of_contested_and_answer_cases_samples_one_kind(
 ) -> None:
     with Workspace(tmp_path / "w.sqlite") as ws:
         extract_cases(read_bundle(sample_bundle_dir), ws)
+        sample_subset(ws, name="validation", n=5, overlap=2)
         contested = ws.current_version("contested")
+        with pytest.raises(TiapError, match="subset 'validation' exists and holds cases of kind"):
+            from_answers(_bundle(sample_bundle_dir), ws, RUN, size=10)
+        assert ws.case_kinds() == {"contested": ws.count_cases()}  # nothing was stored
         from_answers(_bundle(sample_bundle_dir), ws, RUN, subset="answers", size=10)
         # the contested credits' version is untouched by the answers' own
         assert ws.current_version("contested") == contested

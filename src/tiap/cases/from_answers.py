@@ -208,6 +208,16 @@ def check_options(size: int, overlap: int | None, seed: int, subset: str) -> int
     return overlap
 
 
+def _held(ws: Workspace, name: str) -> str:
+    """What an existing subset that is not this draw holds, for the message."""
+    if ws.subset_is_stale(name):
+        return "a stale draw (its answers were replaced)"
+    kinds = [k for k in ws.case_kinds(subset=name) if k != ANSWER]
+    if kinds:
+        return f"cases of kind {', '.join(kinds)}"
+    return "another draw (the workspace's answer cases or the options changed)"
+
+
 def _draw_subset(
     ws: Workspace,
     name: str,
@@ -235,9 +245,8 @@ def _draw_subset(
             return "unchanged", result
         if not replace:
             raise TiapError(
-                f"{ws.path}: subset '{name}' exists and holds another draw (the workspace's "
-                "answer cases or the options changed): choose another --subset, or draw it "
-                "again with --replace"
+                f"{ws.path}: subset '{name}' exists and holds {_held(ws, name)}: choose "
+                "another --subset, or draw it again with --replace"
             )
         check_replace(ws, name, replace=True, force=force)
     ws.save_subset(name, result.case_ids, overlap=result.overlap_ids, params=params, replace=True)
