@@ -231,3 +231,35 @@ def test_a_workspace_of_contested_and_answer_cases_samples_one_kind(
         result = sample_subset(ws, name="val", n=5, overlap=2, kind="answer")
         assert {ws.case(c).kind for c in result.case_ids} == {"answer"}
         assert result.params["case_kind"] == "answer"
+
+
+def test_the_command_line(tiap_cli, sample_bundle_dir: Path, tmp_path: Path) -> None:
+    import shutil
+
+    bundle, db = tmp_path / "bundle", tmp_path / "w.sqlite"
+    shutil.copytree(sample_bundle_dir, bundle)
+    args = ["cases", "from-answers", str(bundle), "--run", RUN, "--db", str(db)]
+    for bad, message in (
+        (["--size", "0"], "--size must be at least 1 (got 0)"),
+        (["--overlap", "30", "--size", "20"], "--overlap (30) cannot exceed --size (20)"),
+        (["--subset", " "], "the subset needs a name (--subset)"),
+        ([], f"run '{RUN}' carries no answer"),  # the sample's runs carry none yet
+    ):
+        code, out, err = tiap_cli([*args, *bad])
+        assert code == 2, (bad, out, err)
+        assert message in err
+        assert len(err.strip().splitlines()) == 1
+        assert not db.exists()  # bad input creates no workspace
+    tiap_cli.ok("answers", "extract", str(bundle), "--run", RUN)
+    made = tiap_cli.ok(*args, "--size", "10")
+    assert "37 cases of 37 queries" in made.out
+    assert "subset 'validation' (created): 10 of 37 answer cases" in made.out
+    again = tiap_cli.ok(*args, "--size", "10")
+    assert "0 new cases" in again.out
+    assert "(unchanged)" in again.out
+    case_id = answer_case_id("tiap-sample", RUN, "garden-q01")
+    shown = tiap_cli.ok("cases", "show", case_id, "--db", str(db)).out
+    assert "kind answer" in shown
+    assert "gold answer: Plot 14" in shown
+    assert "run's answer: " in shown
+    assert "criteria (generic): Label the response correct" in shown
