@@ -191,12 +191,19 @@ def _verdict(rule: AnswerRule, case: AnswerCase) -> tuple[Verdict, float]:
     return rule.rule(case), rule.cut
 
 
+def is_answer_prompt(b: Mapping[str, str]) -> bool:
+    """An answer prompt: a ``<response>`` block and no ``<memory>`` or ``<document>``
+    block (text inside a memory that looks like a response block leaves a contested
+    prompt contested: its rubric does not fence ``response``)."""
+    return "response" in b and not {"memory", "document"} & set(b)
+
+
 def judge(name: str, prompt_text: str, labels: list[str]) -> tuple[str | None, str]:
     """(label, rationale) of baseline ``name`` on a rendered prompt; label ``None`` =
-    declined. An answer prompt (a ``<response>`` block) is judged by the rules above,
-    any other by :func:`tiap.judge.baselines.judge`."""
+    declined. An answer prompt (:func:`is_answer_prompt`) is judged by the rules above,
+    any other by :func:`tiap.judge.baselines.judge`, as before answer cases existed."""
     b = blocks(prompt_text)
-    if "response" not in b:
+    if not is_answer_prompt(b):
         return contested_judge(name, prompt_text, labels)
     try:
         case = _answer_case(b)
