@@ -169,3 +169,29 @@ def test_answers_keys() -> None:
         assert f"`{key}`" in PAGE
         assert key in AnswerRun.model_fields
     assert "`tiap answers extract --reader MODEL`" in PAGE
+
+
+def test_answer_correctness_keys() -> None:
+    from support.answer_cases import answer_case
+    from tiap.agreement import CaseMeta, LabelEntry, LabelTable, RaterInfo
+    from tiap.cases.from_answers import AnswerImportReport
+
+    assert "`tiap cases from-answers`" in PAGE
+    assert "`variants`" in PAGE
+    assert "variants" in AnswerImportReport.model_fields
+    rubric = load_rubric("answer-correctness")
+    cases = [answer_case(i) for i in range(3)]
+    table = LabelTable(
+        cases=[CaseMeta(case_id=c.case_id, run=c.run, kind=c.kind) for c in cases],
+        raters=[RaterInfo(name=j, kind="judge") for j in ("j1", "j2")],
+        labels=[
+            LabelEntry(case_id=c.case_id, rater=j, label="correct")
+            for c in cases
+            for j in ("j1", "j2")
+        ],
+    )
+    data = compute_report(table, rubric, resamples=0).to_json_dict()
+    assert "`answer_correctness.runs[run]`" in PAGE
+    for key in ("correct", "decided", "undecided", "value", "ci"):
+        assert f"`{key}`" in PAGE
+        _resolve(data, f"answer_correctness.runs.*.{key}")

@@ -61,7 +61,7 @@ def test_from_qrels_list_show_and_sample(tiap_cli, tmp_path: Path, sample_bundle
         assert ws.case_kinds(subset="validation") == {"qrels": 6}
     code, _, err = tiap_cli("cases", "list", "--db", db, "--kind", "pairs")
     assert code == 2
-    assert "--kind: give one of contested, qrels (not 'pairs')" in err
+    assert "--kind: give one of contested, qrels, answer (not 'pairs')" in err
 
 
 def test_from_qrels_bad_input_is_one_line_and_exit_2(tiap_cli, tmp_path: Path) -> None:

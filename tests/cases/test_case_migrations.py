@@ -300,6 +300,39 @@ def _expect_10(before: sqlite3.Connection, after: sqlite3.Connection) -> None:
             after.execute(sql)
 
 
+def _expect_11(before: sqlite3.Connection, after: sqlite3.Connection) -> None:
+    old = _columns(before, "cases")
+    # every column kept, in order, then the run's answer
+    assert _columns(after, "cases") == [*old, "hypothesis"]
+    assert _columns(after, "bundle_versions") == _columns(before, "bundle_versions")
+    assert {"cases_run_query", "cases_kind", "cases_live"} <= _indexes(after)
+    assert after.execute("PRAGMA foreign_key_check").fetchall() == []
+    refs = {
+        (t, r[2])
+        for t in ("labels", "subset_cases", "case_versions")
+        for r in after.execute(f"PRAGMA foreign_key_list({t})")
+    }
+    assert {("labels", "cases"), ("subset_cases", "cases"), ("case_versions", "cases")} <= refs
+    # an answer case is admitted, with its answer; without one it is refused
+    cols = "case_id, dataset, run, store, query_id, query_index, question, answer, evidence_json, "
+    cols += "memory_id, memory_text, memory_source_ids_json, rank_bucket, created_at, kind"
+    row = "'a-1', 'd', 'r', 's', 'q', 0, 'Q?', 'gold', '[]', '', '', '[]', 'multi-session', 't'"
+    after.execute(f"INSERT INTO cases ({cols}, hypothesis) VALUES ({row}, 'answer', 'it')")
+    with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
+        after.execute(f"INSERT INTO cases ({cols}) VALUES ({row.replace('a-1', 'a-2')}, 'answer')")
+    with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
+        after.execute(f"INSERT INTO cases ({cols}) VALUES ({row.replace('a-1', 'a-3')}, 'other')")
+    after.execute("DELETE FROM cases WHERE case_id = 'a-1'")
+    after.execute(
+        "INSERT INTO bundle_versions VALUES ('answers:r', 'f', 'answer', NULL, '{}', 1, 't', NULL)"
+    )
+    with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
+        after.execute(
+            "INSERT INTO bundle_versions VALUES ('x', 'f', 'other', NULL, '{}', 1, 't', NULL)"
+        )
+    after.execute("DELETE FROM bundle_versions WHERE scope = 'answers:r'")
+
+
 EXPECT: dict[int, Callable[[sqlite3.Connection, sqlite3.Connection], None]] = {
     1: _expect_1,
     2: _expect_2,
@@ -311,6 +344,7 @@ EXPECT: dict[int, Callable[[sqlite3.Connection, sqlite3.Connection], None]] = {
     8: _expect_8,
     9: _expect_9,
     10: _expect_10,
+    11: _expect_11,
 }
 
 

@@ -13,7 +13,7 @@ import pytest
 from case_support import make_case, make_label
 
 from tiap.cases.extract import PAPER_RULE, ContestedRule, extract_cases, find_contested
-from tiap.cases.fingerprint import CONTENT_FIELDS, QRELS_DRAW_FIELDS, short
+from tiap.cases.fingerprint import ANSWER_FIELDS, CONTENT_FIELDS, QRELS_DRAW_FIELDS, short
 from tiap.cases.models import Case
 from tiap.cases.sample import sample_subset
 from tiap.cases.versions import StaleCasesError
@@ -52,7 +52,10 @@ def _independent_fingerprint(cases: list[Case], dataset: str, k: int) -> str:
     digests = []
     for c in cases:
         data = json.loads(c.model_dump_json())
-        digests.append(hashlib.sha256(canon({f: data[f] for f in CONTENT_FIELDS})).digest())
+        # a contested credit's key leaves out the answer cases' own fields, so its
+        # fingerprint is the one tiap gave before answer cases existed
+        key = {f: data[f] for f in CONTENT_FIELDS if f not in ANSWER_FIELDS}
+        digests.append(hashlib.sha256(canon(key)).digest())
     h = hashlib.sha256(canon(header))
     for d in sorted(digests):
         h.update(b"\n" + d)
@@ -78,6 +81,7 @@ def test_the_fingerprint_is_the_documented_hash_of_what_defines_the_cases(
     # every field of a case is either part of its content or named as the draw's
     assert set(Case.model_fields) == set(CONTENT_FIELDS)
     assert set(QRELS_DRAW_FIELDS) < set(CONTENT_FIELDS)
+    assert set(ANSWER_FIELDS) < set(CONTENT_FIELDS)
 
 
 def test_the_same_content_in_another_layout_is_the_same_version(

@@ -320,6 +320,17 @@ def _bundle_copy(w: World, t: Path) -> str:
     return str(copy)
 
 
+def _bundle_with_answers(w: World, t: Path) -> str:
+    """A copy of the world's bundle whose run ``lexical-raw`` carries extractive answers
+    (sentences of its hostile memories)."""
+    from tiap.traces.bundle import read_bundle
+    from tiap.traces.extractive import extract_answers, write_answers
+
+    copy = _bundle_copy(w, t)
+    write_answers(read_bundle(copy), extract_answers(read_bundle(copy), "lexical-raw"))
+    return copy
+
+
 COMMANDS: dict[str, Run] = {
     "answers extract": Run(
         lambda w, t: ["answers", "extract", _bundle_copy(w, t), "--run", "lexical-raw"]
@@ -367,6 +378,21 @@ COMMANDS: dict[str, Run] = {
             str(t / f"q{H}.sqlite"),
             "--name",
             "pairs" + H,
+        ]
+    ),
+    "cases from-answers": Run(
+        lambda w, t: [
+            "cases",
+            "from-answers",
+            _bundle_with_answers(w, t),
+            "--run",
+            "lexical-raw",
+            "--db",
+            str(t / f"a{H}.sqlite"),
+            "--subset",
+            "answers" + H,
+            "--size",
+            "3",
         ]
     ),
     "cases sample": Run(

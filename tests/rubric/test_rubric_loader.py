@@ -18,7 +18,7 @@ def builtin_text(name: str) -> str:
 
 
 def test_builtins_load_and_are_consistent() -> None:
-    assert builtin_rubrics() == ["contested-credit", "qrels-relevance"]
+    assert builtin_rubrics() == ["answer-correctness", "contested-credit", "qrels-relevance"]
     assert DEFAULT_RUBRIC == "contested-credit"
     cc = load_rubric()
     assert cc.id == "contested-credit"
@@ -33,6 +33,13 @@ def test_builtins_load_and_are_consistent() -> None:
     qr = load_rubric("qrels-relevance")
     assert qr.label_names == ["relevant", "not_relevant"]
     assert qr.collapse("relevant") == "relevant"
+    ac = load_rubric("answer-correctness")
+    assert (ac.case_kind, ac.label_names, ac.binary_labels) == (
+        "answer",
+        ["correct", "incorrect"],
+        ["correct", "incorrect"],
+    )
+    assert ac.fields == ["question", "answer", "response", "question_type", "criteria"]
     for name in builtin_rubrics():
         assert load_rubric(name).id == name
 

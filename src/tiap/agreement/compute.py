@@ -11,6 +11,7 @@ import numpy as np
 from tiap.agreement import beyond, case_plan, constant, paper_counts, reference_baselines
 from tiap.agreement import formulas as st
 from tiap.agreement import library as lib
+from tiap.agreement.answer_correctness import answer_correctness
 from tiap.agreement.calibrated import calibrated_prevalence
 from tiap.agreement.comparisons import MAJORITY_KEY, pairs, vs_reference
 from tiap.agreement.estimates import CONFIDENCE, Estimate, evaluate
@@ -158,7 +159,9 @@ def compute_report(
     or, ``gate_raters`` ``judges+reference``, over the judges and the human reference
     (the paper's five-rater validation kappa). On ``qrels`` cases it adds the relevance-label
     figures and a verdict per dataset (:mod:`tiap.agreement.qrels`;
-    ``min_confirmed``, ``max_missed`` and ``min_decided`` are its thresholds).
+    ``min_confirmed``, ``max_missed`` and ``min_decided`` are its thresholds); on
+    ``answer`` cases, the share of each run's answers judged correct
+    (:mod:`tiap.agreement.answer_correctness`).
     """
     check_kappa_threshold("min_fleiss", min_fleiss)
     check_gate_on("gate_on", gate_on)
@@ -310,6 +313,7 @@ def compute_report(
         plan=case_plan.plan_of(gate, est, vs_ref),
         notes=[*scope_notes, *report_notes(table, rubric, included, scales, ref, left_out)],
         qrels=qrels,
+        answer_correctness=answer_correctness(table, scales),
         paper=paper_counts.counts(scales, est, judges, human_ref),
         calibrated=calibrated_prevalence(table, scales, ref, ref_reason, compared),
     )

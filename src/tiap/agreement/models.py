@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tiap.agreement.answer_correctness_models import AnswerCorrectness
 from tiap.agreement.beyond_models import Baseline, JudgeErrors, OrdinalFigures, SamplePlan
 from tiap.agreement.calibrated_models import Calibrated
 from tiap.agreement.diagnostics_models import NO_WORKSPACE, Diagnostics
@@ -260,6 +261,9 @@ class AgreementReport(_Model):
     notes: list[str]
     #: the relevance-label figures, on a report over ``qrels`` cases (else absent)
     qrels: QrelsFigures | None = None
+    #: per run, the share of answers the panel majority judged correct, on a report over
+    #: ``answer`` cases (else absent; :mod:`tiap.agreement.answer_correctness`)
+    answer_correctness: AnswerCorrectness | None = None
     #: the figures as the paper counts them (plurality vote, agreement on complete
     #: cases, Fleiss' kappa with the reference; absent from reports written before)
     paper: PaperCounts | None = None
@@ -305,5 +309,14 @@ class AgreementReport(_Model):
         return pd.DataFrame(rows)
 
     def to_json_dict(self) -> dict:
-        """``report.json``; ``qrels`` only on a report over qrels cases."""
-        return self.model_dump(mode="json", exclude={"qrels"} if self.qrels is None else None)
+        """``report.json``; ``qrels`` only on a report over qrels cases,
+        ``answer_correctness`` only on one over answer cases."""
+        absent = {
+            key
+            for key, value in (
+                ("qrels", self.qrels),
+                ("answer_correctness", self.answer_correctness),
+            )
+            if value is None
+        }
+        return self.model_dump(mode="json", exclude=absent or None)

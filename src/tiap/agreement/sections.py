@@ -10,6 +10,7 @@ matrix as a figure, the Markdown has it as a table.
 from __future__ import annotations
 
 from tiap.agreement import (
+    answer_correctness,
     baseline_tables,
     beyond_tables,
     calibrated_tables,
@@ -95,6 +96,18 @@ def _qrels(r: AgreementReport) -> list[Block]:
     return out
 
 
+def _answers(r: AgreementReport) -> list[Block]:
+    """The share of each run's answers judged correct (reports over answer cases)."""
+    a = r.answer_correctness
+    if a is None:
+        return []
+    return [
+        heading(2, "Answer correctness by run"),
+        bullets([("Policy: ", Data(a.policy)), ("Majority on the ", Data(a.scale), " scale")]),
+        data_table(*answer_correctness.table(a)),
+    ]
+
+
 def _calibrated(r: AgreementReport, html: bool) -> list[Block]:
     """Each prevalence figure against the human reference (panel, humans, PPI,
     Rogan-Gladen), with the forest plot in HTML."""
@@ -143,6 +156,7 @@ def blocks(r: AgreementReport, *, html: bool = False) -> list[Block]:
         *diagnostics_tables.blocks(r.diagnostics),
         *plan_tables.blocks(r.plan, html=html),
         *_qrels(r),
+        *_answers(r),
         heading(2, "Agreement"),
         data_table(*report_tables.figures(r)),
         *beyond_tables.base_rate_lines(r),

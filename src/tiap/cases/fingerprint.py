@@ -18,12 +18,14 @@ type, without those that depend on the draw that stored it
 (:data:`QRELS_DRAW_FIELDS`: the run and rank it was drawn at, its stratum, its
 origin, and the metadata, which holds the run's name and the path the source was
 read from), so one pair drawn by two draws, or read from another directory, is
-one pair.
+one pair. An answer case's key also holds the run's answer (``hypothesis``): a run
+that answers a query differently gives another case version.
 
 **Fingerprint** (sha256, hex): of a header, the canonical JSON of
 ``{"format": FORMAT, "kind": ..., **definition}`` (for contested credits the
 definition is the dataset, k and the contested rule; for qrels pairs the draw's
-options ``per_dataset``, ``seed`` and ``negatives``), then a newline and the
+options ``per_dataset``, ``seed`` and ``negatives``; for a run's answers the
+dataset and the run), then a newline and the
 sha256 digest of each case's content key, digests sorted. So the same cases give
 the same fingerprint whatever the order of the bundle's files, its JSON
 whitespace or key order, the order of lines in a store, a run or
@@ -41,7 +43,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from tiap.cases.models import Case
-from tiap.cases.vocab import QRELS, CaseKind
+from tiap.cases.vocab import ANSWER, QRELS, CaseKind
 
 FORMAT = "tiap.cases.version/1"
 
@@ -70,7 +72,12 @@ CONTENT_FIELDS: tuple[str, ...] = (
     "grade",
     "pair",
     "memory_type",
+    "hypothesis",
 )
+
+#: Fields only answer cases have: in the content key of an answer case only, so the
+#: keys (and fingerprints) of the other kinds are what they were before answers.
+ANSWER_FIELDS: tuple[str, ...] = ("hypothesis",)
 
 #: Fields of a qrels pair that the draw sets, not the source: not in its content key.
 QRELS_DRAW_FIELDS: tuple[str, ...] = ("run", "rank", "rank_bucket", "pair", "metadata")
@@ -89,6 +96,8 @@ def content(case: Case) -> dict[str, Any]:
     fields = set(CONTENT_FIELDS)
     if case.kind == QRELS:
         fields -= set(QRELS_DRAW_FIELDS)
+    if case.kind != ANSWER:
+        fields -= set(ANSWER_FIELDS)
     return case.model_dump(mode="json", include=fields)
 
 

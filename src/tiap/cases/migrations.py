@@ -10,6 +10,7 @@ new one. Statements are executed one by one, never split out of a script.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -490,4 +491,54 @@ def probes_and_anchors(conn: sqlite3.Connection) -> None:
                 for verb in ("UPDATE", "DELETE")
             ),
         ),
+    )
+
+
+#: the kind check of ``cases`` and ``bundle_versions`` before version 11, and after it
+_TWO_KINDS = "kind IN ('contested', 'qrels')"
+_THREE_KINDS = "kind IN ('contested', 'qrels', 'answer')"
+_CREATE_TABLE = re.compile(r'^CREATE TABLE\s+(?:"([^"]+)"|(\w+))\s*\(')
+
+
+def _rebuilt(conn: sqlite3.Connection, table: str, old: str, new: str) -> tuple[str, ...]:
+    """The statements that rebuild ``table`` with ``old`` in its definition replaced by
+    ``new`` (exactly once, else RuntimeError): a copy made from its stored definition,
+    rows copied with their rowids, the old table dropped and the copy renamed (other
+    tables' references to ``table`` then name the copy), its indexes and triggers
+    made again."""
+    row = conn.execute(
+        "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
+    ).fetchone()
+    sql = str(row[0]) if row is not None else ""
+    head = _CREATE_TABLE.match(sql)
+    if head is None or sql.count(old) != 1:
+        raise RuntimeError(f"migration: table {table} is not as tiap's migrations made it")
+    copy = f"{table}_rebuilt"
+    create = f"CREATE TABLE {copy} (" + sql[head.end() :].replace(old, new)
+    names = ", ".join(str(c[1]) for c in conn.execute(f"PRAGMA table_info({table})"))
+    keep = conn.execute(
+        "SELECT sql FROM sqlite_master WHERE tbl_name = ? "
+        "AND type IN ('index', 'trigger') AND sql IS NOT NULL ORDER BY name",
+        (table,),
+    ).fetchall()
+    return (
+        create,
+        f"INSERT INTO {copy} (rowid, {names}) SELECT rowid, {names} FROM {table} ORDER BY rowid",
+        f"DROP TABLE {table}",
+        f"ALTER TABLE {copy} RENAME TO {table}",
+        *(str(r[0]) for r in keep),
+    )
+
+
+@migration(11, "cases.kind 'answer': a run's generated answer to a query (cases.hypothesis)")
+def answer_cases(conn: sqlite3.Connection) -> None:
+    """A third kind of case, ``answer``: the kind checks of ``cases`` and
+    ``bundle_versions`` admit it (each table rebuilt as :func:`case_kinds` rebuilt
+    ``cases``), and ``cases.hypothesis`` holds the run's answer, which an answer case
+    must have."""
+    for table in ("cases", "bundle_versions"):
+        _run(conn, _rebuilt(conn, table, _TWO_KINDS, _THREE_KINDS))
+    conn.execute(
+        "ALTER TABLE cases ADD COLUMN hypothesis TEXT "
+        "CHECK (kind != 'answer' OR hypothesis IS NOT NULL)"
     )

@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tiap.cases.vocab import (
+    ANSWER,
     CONTESTED,
     QRELS,
     RETRACTED,
@@ -16,6 +17,7 @@ from tiap.cases.vocab import (
     QrelsPairOrigin,
     RaterKind,
 )
+from tiap.rubric.answer_criteria import AnswerVariant, answer_variant, criteria_for
 
 __all__ = [
     "QRELS_RUN",
@@ -68,8 +70,20 @@ class EvidenceItem(BaseModel):
         return f"[{head}] {self.text}"
 
 
+#: the fields only one kind of case fills (the others leave them empty)
+_QRELS_ONLY = ("title", "grade", "pair", "memory_type")
+_ANSWER_ONLY = ("hypothesis",)
+_RANKED = ("rank", "k")
+#: kind -> the fields its cases leave empty (``None``)
+_EMPTY_FIELDS: dict[str, tuple[str, ...]] = {
+    CONTESTED: (*_QRELS_ONLY, *_ANSWER_ONLY),
+    QRELS: _ANSWER_ONLY,
+    ANSWER: (*_QRELS_ONLY, *_RANKED),
+}
+
+
 class Case(BaseModel):
-    """A case of the workspace, of one of two kinds (``kind``):
+    """A case of the workspace, of one of three kinds (``kind``):
 
     - ``contested`` (the default): a contested credit. Raw missed in the top k,
       Source and Canonical credited ``memory_id`` (at ``rank``, ``rank_bucket``)
@@ -82,8 +96,15 @@ class Case(BaseModel):
       ``run`` without a positive grade (``negative``, at ``rank`` in that run);
       ``rank_bucket`` is the sampling stratum (``grade 2``, ``grade 0``,
       ``unjudged``); ``dataset`` is the task's name, ``memory_type`` its type.
+    - ``answer``: a run's generated answer to one query. ``question`` and
+      ``answer`` are the query and its gold answer, ``hypothesis`` the answer the
+      run generated (``runs/RUN.jsonl``'s ``answer``), ``category`` the question
+      type (LongMemEval's ``question_type``), ``metadata["abstention"]`` whether the
+      query is an abstention question; ``rank_bucket`` is the question type (the
+      sampling stratum, with the run). It has no memory (``memory_id`` and
+      ``memory_text`` empty, no sources), rank or k.
 
-    The kind-specific fields of the other kind stay empty.
+    The kind-specific fields of the other kinds stay empty.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -112,24 +133,49 @@ class Case(BaseModel):
     grade: int | None = None
     pair: QrelsPairOrigin | None = None
     memory_type: str | None = None
+    # answers only
+    hypothesis: str | None = None
 
     @model_validator(mode="after")
     def _kind_fields(self) -> Case:
-        if self.kind == CONTESTED:
-            if self.rank is None or self.k is None:
-                raise ValueError("a contested case needs its rank and k")
-            qrels_only = [
-                f for f in ("title", "grade", "pair", "memory_type") if getattr(self, f) is not None
-            ]
-            if qrels_only:
-                raise ValueError(f"fields of qrels pairs on a contested case: {qrels_only}")
-        elif self.pair is None:
+        other = [f for f in _EMPTY_FIELDS[self.kind] if getattr(self, f) is not None]
+        if other:
+            raise ValueError(f"fields of other kinds of case on a {self.kind} case: {other}")
+        if self.kind == CONTESTED and (self.rank is None or self.k is None):
+            raise ValueError("a contested case needs its rank and k")
+        if self.kind == QRELS and self.pair is None:
             raise ValueError("a qrels case needs its pair origin (annotated or negative)")
+        if self.kind == ANSWER:
+            self._check_answer()
         return self
+
+    def _check_answer(self) -> None:
+        if not (self.hypothesis or "").strip():
+            raise ValueError("an answer case needs the run's answer (hypothesis)")
+        if self.memory_id or self.memory_text or self.memory_source_ids:
+            raise ValueError("an answer case has no memory (memory_id, memory_text, sources)")
+        if not isinstance(self.metadata.get("abstention", False), bool):
+            raise ValueError("an answer case's metadata 'abstention' must be true or false")
 
     @property
     def is_qrels(self) -> bool:
         return self.kind == QRELS
+
+    @property
+    def is_answer(self) -> bool:
+        return self.kind == ANSWER
+
+    @property
+    def abstention(self) -> bool:
+        """An answer case's query is an abstention question (marked so by its bundle)."""
+        return self.metadata.get("abstention") is True
+
+    @property
+    def criteria_variant(self) -> AnswerVariant:
+        """The criteria variant an answer case is judged by
+        (:func:`tiap.rubric.answer_criteria.answer_variant`: from its question type and
+        whether it is an abstention question, never from its text)."""
+        return answer_variant(self.category, self.query_id, abstention=self.abstention)
 
     @property
     def grade_text(self) -> str:
@@ -146,6 +192,17 @@ class Case(BaseModel):
             "run": self.run,
             "dataset": self.dataset,
         }
+        if self.kind == ANSWER:
+            variant = self.criteria_variant
+            return {
+                **common,
+                "question": self.question,
+                "answer": self.answer,
+                "response": self.hypothesis or "",
+                "question_type": self.category or "unknown",
+                "criteria": criteria_for(variant),
+                "variant": variant,
+            }
         if self.kind == QRELS:
             return {
                 **common,

@@ -25,7 +25,9 @@ the same way in every tool.
 A subset holds cases of one kind. For ``qrels`` pairs the strata are (dataset,
 sampling stratum): the dataset, then the qrels grade (highest first) or
 ``negative`` (a sampled unjudged document), so every dataset and grade is
-represented in proportion; everything else is the same rule.
+represented in proportion; everything else is the same rule. For ``answer`` cases
+(a run's generated answers) the strata are (run, question type), so every run and
+question type is represented in proportion.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tiap.cases.extract import BUCKET_ORDER
 from tiap.cases.models import Case
-from tiap.cases.vocab import CASE_KINDS, CONTESTED, QRELS, SUBSET_VALIDATION, CaseKind
+from tiap.cases.vocab import ANSWER, CASE_KINDS, CONTESTED, QRELS, SUBSET_VALIDATION, CaseKind
 from tiap.cases.workspace import Workspace
 from tiap.errors import TiapError
 from tiap.limits import check_cases, check_seed
@@ -56,6 +58,14 @@ QRELS_RULE = (
     "query_index, case_id) take positions floor((i + 0.5) * N_b / n_b); overlap: same "
     "allocation over the subset, drawn per stratum with random.Random(seed)"
 )
+ANSWER_RULE = (
+    "strata=(run, question type); allocation=proportional, largest remainder (ties to the "
+    "earlier stratum); within a stratum ordered by (run, query_index, case_id) take "
+    "positions floor((i + 0.5) * N_b / n_b); overlap: same allocation over the subset, "
+    "drawn per stratum with random.Random(seed)"
+)
+#: the rule of a validation subset of each kind of case
+RULES: dict[str, str] = {CONTESTED: RULE, QRELS: QRELS_RULE, ANSWER: ANSWER_RULE}
 STRATUM_SEPARATOR = " · "
 
 DEFAULT_N = 115
@@ -89,9 +99,12 @@ def _bucket_key(bucket: str) -> int:
 
 
 def stratum(case: Case) -> str:
-    """A case's stratum: its rank bucket, or for a qrels pair ``DATASET · STRATUM``."""
+    """A case's stratum: its rank bucket, for a qrels pair ``DATASET · STRATUM``, for
+    an answer ``RUN · QUESTION TYPE``."""
     if case.kind == QRELS:
         return f"{case.dataset}{STRATUM_SEPARATOR}{case.rank_bucket}"
+    if case.kind == ANSWER:
+        return f"{case.run}{STRATUM_SEPARATOR}{case.rank_bucket}"
     return case.rank_bucket
 
 
@@ -116,6 +129,8 @@ def _grade_key(bucket: str) -> tuple[int, int]:
 
 
 def _stratum_key(case: Case) -> tuple[object, ...]:
+    if case.kind == ANSWER:
+        return (case.run, case.rank_bucket)
     if case.kind == QRELS:
         return (case.dataset, *_grade_key(case.rank_bucket), case.rank_bucket)
     return (_bucket_key(case.rank_bucket),)
@@ -225,11 +240,12 @@ def _pool_kind(workspace: Workspace, kind: CaseKind | None) -> CaseKind:
             raise TiapError(f"no cases of kind '{kind}' in {workspace.path} (it holds: {held})")
         return kind
     if len(present) > 1:
+        held = ", ".join(f"{n} {k}" for k, n in present.items())
         raise TiapError(
-            f"{workspace.path} holds contested credits ({present[CONTESTED]}) and qrels pairs "
-            f"({present[QRELS]}): a subset holds one kind, choose it with --kind"
+            f"{workspace.path} holds cases of several kinds ({held}): a subset holds one "
+            "kind, choose it with --kind"
         )
-    return QRELS if QRELS in present else CONTESTED
+    return next((k for k in CASE_KINDS if k in present), CONTESTED)
 
 
 def sample_subset(
@@ -273,7 +289,7 @@ def sample_subset(
         "overlap": overlap,
         "seed": seed,
         "from_runs": runs,
-        "rule": QRELS_RULE if case_kind == QRELS else RULE,
+        "rule": RULES[case_kind or CONTESTED],
         "pool_size": result.pool_size,
         "size": len(result.case_ids),
         "overlap_size": len(result.overlap_ids),
@@ -281,8 +297,8 @@ def sample_subset(
         "overlap_allocation": result.overlap_allocation,
         "notes": result.notes,
     }
-    if case_kind == QRELS:
-        params["case_kind"] = QRELS
+    if case_kind in (QRELS, ANSWER):
+        params["case_kind"] = case_kind
     with workspace.transaction():
         workspace.save_subset(
             name, result.case_ids, overlap=result.overlap_ids, params=params, replace=replace

@@ -4,7 +4,8 @@ retirement, and stale subsets.
 - A **version** (``bundle_versions``) is one state of the input a *scope* of cases
   comes from, known by its fingerprint (:mod:`tiap.cases.fingerprint`). Scope
   ``contested``: the workspace's contested credits, one bundle's; scope
-  ``qrels:NAME``: the qrels pairs drawn as subset NAME. A scope has at most one
+  ``qrels:NAME``: the qrels pairs drawn as subset NAME; scope ``answers:RUN``: the
+  answer cases of one run (its generated answers). A scope has at most one
   current version (``retired_at`` NULL).
 - A case records the version that last stored it or found it unchanged
   (``cases.bundle_fingerprint``; NULL: stored by an earlier tiap, before
@@ -46,7 +47,7 @@ from tiap.cases.fingerprint import content_key, short
 from tiap.cases.models import BundleVersion, Case, CaseVersion
 from tiap.cases.rows import BUNDLE_VERSIONS, CASE_VERSIONS, CASES, SUBSETS
 from tiap.cases.store import Store, chunks, marks, now_iso
-from tiap.cases.vocab import CONTESTED, QRELS, SUBSET_QRELS_SAMPLE
+from tiap.cases.vocab import ANSWER, CONTESTED, QRELS, SUBSET_QRELS_SAMPLE
 from tiap.errors import TiapError
 
 #: The scope of the workspace's contested credits.
@@ -58,6 +59,15 @@ VersionStatus = Literal["new", "same", "adopted", "moved"]
 def qrels_scope(subset: str) -> str:
     """The scope of the qrels pairs drawn as ``subset``."""
     return f"qrels:{subset}"
+
+
+def answers_scope(run: str) -> str:
+    """The scope of the answer cases of ``run`` (its generated answers)."""
+    return f"answers:{run}"
+
+
+#: how messages name the cases of each kind
+_KIND_CASES = {QRELS: "qrels pairs", ANSWER: "answer cases"}
 
 
 class StaleCasesError(TiapError):
@@ -203,6 +213,8 @@ class VersionStore(Store):
         drawn = f"bundle version {short(record.bundle_fingerprint if record else None)}"
         if params.get("kind") == SUBSET_QRELS_SAMPLE:
             again = f"tiap cases from-qrels SOURCE --db {self.path} --name {name} --replace-stale"
+        elif params.get("case_kind") == ANSWER:
+            again = f"tiap cases sample --db {self.path} --name {name} --kind answer --replace"
         else:
             again = f"tiap cases sample --db {self.path} --name {name} --replace"
         now = ""
@@ -310,7 +322,7 @@ class VersionStore(Store):
         what: str,
         exclusive: bool,
     ) -> StaleCasesError:
-        noun = "qrels pairs" if version.kind == QRELS else "contested credits"
+        noun = _KIND_CASES.get(version.kind, "contested credits")
         stale = [c for c, _, same in compared if not same]
         olds = sorted({fp for _, fp, same in compared if not same and fp is not None})
         if exclusive and current is not None:

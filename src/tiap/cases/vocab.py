@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from typing import Final, Literal
 
-CaseKind = Literal["contested", "qrels"]
+CaseKind = Literal["contested", "qrels", "answer"]
 """``cases.kind``: a contested credit (Raw missed, Source and Canonical credited a
-memory) or an annotated (query, document) pair of a qrels file."""
+memory), an annotated (query, document) pair of a qrels file, or a run's generated
+answer to a query (judged against the gold answer)."""
 
 CONTESTED: Final = "contested"
 QRELS: Final = "qrels"
-CASE_KINDS: Final[tuple[CaseKind, ...]] = (CONTESTED, QRELS)
+ANSWER: Final = "answer"
+CASE_KINDS: Final[tuple[CaseKind, ...]] = (CONTESTED, QRELS, ANSWER)
 
 QrelsPairOrigin = Literal["annotated", "negative"]
 """How a ``qrels`` case was drawn: an annotated pair of the qrels file, or a
@@ -69,10 +71,16 @@ SUBSET_QRELS_SAMPLE: Final = "qrels-sample"
 SUBSET_KINDS: Final = (SUBSET_VALIDATION, SUBSET_QRELS_SAMPLE)
 
 
+_KIND_NOUNS: Final = {
+    QRELS: "qrels pair (an annotated query-document pair)",
+    ANSWER: "answer (a run's generated answer to a query)",
+}
+
+
 def case_kind_noun(kind: str) -> str:
-    """``contested credit`` / ``qrels pair`` (an annotated query-document pair), for
-    messages."""
-    return "qrels pair (an annotated query-document pair)" if kind == QRELS else "contested credit"
+    """``contested credit`` / ``qrels pair`` (an annotated query-document pair) /
+    ``answer`` (a run's generated answer), for messages."""
+    return _KIND_NOUNS.get(kind, "contested credit")
 
 
 def other_kind(kind: RaterKind) -> RaterKind:

@@ -182,6 +182,7 @@ def report(
     prevalence, judge-vs-human) with bootstrap CIs, and the scale gate. Exit status 3:
     the gate applies (a validation subset) and failed; the report is written."""
     from tiap.agreement import compute_report, labels_from_file, write_report_and_record_gate
+    from tiap.agreement.answer_correctness import lines as answer_lines
     from tiap.agreement.compute import check_humans
     from tiap.agreement.gate import record_gate
     from tiap.agreement.qrels_tables import lines as qrels_lines
@@ -249,7 +250,12 @@ def report(
                     gate_event = record_gate(ws, result, report_dir=out)
             else:
                 echo(f"tiap: warning: {db} is read-only: the gate was not recorded", err=True)
-    for line in [*summary_lines(result), *qrels_lines(result)]:
+    answers = result.answer_correctness
+    for line in [
+        *summary_lines(result),
+        *qrels_lines(result),
+        *(answer_lines(answers) if answers is not None else []),
+    ]:
         echo(line)
     _print_drift_warnings(result)
     if gate_event is not None:

@@ -1,5 +1,5 @@
 """`tiap cases` sub-commands: extract, from-qrels, sample, list, show, subsets,
-versions, rename-rater."""
+versions, rename-rater (from-answers: :mod:`tiap.cli.cases_answers`)."""
 
 from __future__ import annotations
 
@@ -21,8 +21,9 @@ if TYPE_CHECKING:
     from tiap.cases.vocab import CaseKind
 
 app = typer.Typer(
-    help="Cases: contested credits extracted from a bundle, or annotated (query, document) "
-    "pairs drawn from qrels; validation subsets; looking at them.",
+    help="Cases: contested credits extracted from a bundle, annotated (query, document) "
+    "pairs drawn from qrels, or a run's generated answers; validation subsets; looking at "
+    "them.",
     no_args_is_help=True,
 )
 
@@ -31,7 +32,10 @@ REPLACE_STALE_HELP = (
     "When the workspace holds cases of an earlier version of the input: retire the stale "
     "ones and their labels (kept, left out of every figure) and store this version's."
 )
-KIND_HELP = "Only cases of this kind: contested (credits) or qrels (annotated pairs)."
+KIND_HELP = (
+    "Only cases of this kind: contested (credits), qrels (annotated pairs) or answer "
+    "(generated answers)."
+)
 
 
 def _kind(value: str | None) -> CaseKind | None:
@@ -145,7 +149,7 @@ def _print_sample_result(result: SampleResult) -> None:
 
 
 def _print_case_table(cases: list[Case], overlap: set[str]) -> None:
-    if any(c.is_qrels for c in cases):
+    if any(c.kind != "contested" for c in cases):
         _print_kinds_table(cases, overlap)
         return
     header = ["case_id", "run", "query_id", "rank", "bucket"]
@@ -164,19 +168,20 @@ def _print_case_table(cases: list[Case], overlap: set[str]) -> None:
 
 
 def _print_kinds_table(cases: list[Case], overlap: set[str]) -> None:
-    """Cases of both kinds: a qrels pair's run is ``qrels`` (annotated) or the run it
-    was drawn from; its bucket is its grade stratum."""
+    """Cases of several kinds: a qrels pair's run is ``qrels`` (annotated) or the run it
+    was drawn from; its bucket is its grade stratum; an answer's bucket is its question
+    type, its text the run's answer."""
     header = ["case_id", "kind", "dataset", "run", "query_id", "rank", "bucket"]
     if overlap:
         header.append("overlap")
-    header.append("memory / document")
+    header.append("memory / document / answer")
     rows = []
     for c in cases:
         rank = "" if c.rank is None else str(c.rank)
         row = [c.case_id, c.kind, c.dataset, c.run, c.query_id, rank, c.rank_bucket]
         if overlap:
             row.append("yes" if c.case_id in overlap else "")
-        rows.append([*row, _short(c.memory_text, 50)])
+        rows.append([*row, _short((c.hypothesis or "") if c.is_answer else c.memory_text, 50)])
     echo(_table(header, rows, right={5}))
     counts = ", ".join(f"{n} {k}" for k, n in sorted(_count_kinds(cases).items()))
     echo(f"{len(cases)} cases ({counts})")
@@ -202,6 +207,9 @@ def _labels_lines(labels: list[LabelRecord]) -> list[str]:
 def _print_case(case: Case, labels: list[LabelRecord]) -> None:
     if case.is_qrels:
         _print_qrels_case(case, labels)
+        return
+    if case.is_answer:
+        _print_answer_case(case, labels)
         return
     lines = [
         f"case {case.case_id}  run {case.run} (store {case.store})  dataset {case.dataset}",
@@ -234,6 +242,19 @@ def _print_qrels_case(case: Case, labels: list[LabelRecord]) -> None:
         f"document {case.memory_id}" + (f" ({case.title})" if case.title else "") + ":",
         f"  {case.memory_text}",
         f"qrels: {case.grade_text}; {origin} (stratum {case.rank_bucket})",
+    ]
+    echo("\n".join(lines + _labels_lines(labels)))
+
+
+def _print_answer_case(case: Case, labels: list[LabelRecord]) -> None:
+    lines = [
+        f"case {case.case_id}  kind answer  run {case.run}  dataset {case.dataset}",
+        f"query {case.query_id}  question type {case.category or 'unknown'}"
+        + ("  (abstention question)" if case.criteria_variant == "abstention" else ""),
+        f"question: {case.question}",
+        f"gold answer: {case.answer}",
+        f"run's answer: {case.hypothesis}",
+        f"criteria ({case.criteria_variant}): {case.prompt_fields()['criteria']}",
     ]
     echo("\n".join(lines + _labels_lines(labels)))
 
@@ -405,13 +426,13 @@ def sample(
     kind: str | None = typer.Option(
         None,
         "--kind",
-        help="Draw from cases of this kind (contested or qrels); needed when the workspace "
-        "holds both.",
+        help="Draw from cases of this kind (contested, qrels or answer); needed when the "
+        "workspace holds several.",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the subset as JSON."),
 ) -> None:
     """Draw a stratified validation subset (by rank bucket; qrels pairs by dataset and
-    grade) with a reviewer overlap."""
+    grade; answers by run and question type) with a reviewer overlap."""
     from tiap.cases.sample import check_replace, default_overlap, sample_subset
     from tiap.cases.workspace import Workspace
     from tiap.errors import TiapError

@@ -27,6 +27,7 @@ from tiap.cli import (
     answers,
     audit,
     cases,
+    cases_answers,
     judge,
     judge_probe,
     labels,
@@ -71,6 +72,7 @@ def _root(
 app.add_typer(traces.app, name="traces")
 rescore.register(app)
 app.add_typer(cases.app, name="cases")
+cases.app.command("from-answers")(cases_answers.from_answers)
 judge.app.command("probe")(judge_probe.probe)
 judge.app.add_typer(judge_probe.anchor_app, name="anchor")
 judge.app.command("drift")(judge_probe.drift)

@@ -19,6 +19,9 @@ a stricter query-word coverage (question/answer overlap), the query's numbers,
 dates and names (key facts) and character-trigram Dice (character similarity),
 each with its own cut. They are weak lexical relevance signals, as the
 contested-credit rules are weak support signals.
+
+An answer prompt (a ``<response>`` block: the ``answer-correctness`` rubric) is
+judged by each baseline's answer rule (:mod:`tiap.judge.answer_baselines`).
 """
 
 from __future__ import annotations
@@ -33,7 +36,9 @@ from tiap.stopwords import ENGLISH
 #: order the offline route reads, the local LLM's scoring): in their requests' settings
 #: (:func:`tiap.judge.request.judge_settings`), so an answer stored by an earlier version
 #: is not taken from the cache for a later one. Raise it with any change to what they
-#: answer. 2: a built-in rubric's labels in their declared order.
+#: answer. 2: a built-in rubric's labels in their declared order. (The answer rules of
+#: :mod:`tiap.judge.answer_baselines` answer requests no earlier version was sent: an
+#: ``answer-correctness`` prompt is new, so they did not raise it.)
 OFFLINE_VERSION = 2
 
 _BLOCK = re.compile(r"<([a-z_]+)>\n(.*?)\n</\1>", re.DOTALL)

@@ -28,15 +28,20 @@ PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 RUBRIC_PLACEHOLDERS = frozenset({"labels", "label_names", "rubric_id"})
 
 #: The kinds of case a rubric can judge (``tiap.cases``: ``cases.kind``).
-RubricCaseKind = Literal["contested", "qrels"]
+RubricCaseKind = Literal["contested", "qrels", "answer"]
 DEFAULT_CASE_KIND: RubricCaseKind = "contested"
 
 #: The built-in rubric for each kind of case.
-RUBRIC_FOR_KIND: dict[str, str] = {"contested": "contested-credit", "qrels": "qrels-relevance"}
+RUBRIC_FOR_KIND: dict[str, str] = {
+    "contested": "contested-credit",
+    "qrels": "qrels-relevance",
+    "answer": "answer-correctness",
+}
 
 _KIND_NOUNS = {
     "contested": "contested credits",
     "qrels": "qrels pairs (annotated query-document pairs)",
+    "answer": "answers (a run's generated answers to queries)",
 }
 
 
@@ -70,7 +75,8 @@ class Rubric(BaseModel):
     binary_positive: str | None = None
     #: the case fields the prompt shows as data (each is fenced when rendered).
     fields: list[str] = Field(min_length=1)
-    #: the kind of case the rubric judges: ``contested`` credits or ``qrels`` pairs.
+    #: the kind of case the rubric judges: ``contested`` credits, ``qrels`` pairs or
+    #: ``answer`` cases (a run's generated answers).
     case_kind: RubricCaseKind = DEFAULT_CASE_KIND
     #: the labels are ordered, in the order listed (``ordinal = true``): the agreement
     #: report then adds its ordinal figures (weighted kappa, Gwet's AC2, ordinal alpha)
@@ -176,7 +182,7 @@ class Rubric(BaseModel):
         return (
             f"rubric '{self.id}' judges {_KIND_NOUNS.get(self.case_kind, self.case_kind)} "
             f"(case kind '{self.case_kind}'), but {which} of kind '{kind}': choose {choose}"
-            f'a rubric file with case_kind = "{kind}"; a workspace holding both kinds is '
+            f'a rubric file with case_kind = "{kind}"; a workspace holding several kinds is '
             "judged one kind at a time (--subset)"
         )
 

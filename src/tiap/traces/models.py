@@ -83,8 +83,9 @@ class RunEntry(_Strict):
 
     ``answer`` is the answer the system generated from its ranking, when the run
     carries one (an import maps it from the export; ``tiap answers extract`` writes
-    extractive ones); a TREC run carries none. It defines no case: it is not in any
-    case's content or a bundle version's fingerprint.
+    extractive ones); a TREC run carries none. It defines no contested credit: it is
+    not in their content or their version's fingerprint. ``tiap cases from-answers``
+    makes answers cases of their own (kind ``answer``, :mod:`tiap.cases.from_answers`).
     """
 
     query_id: str = Field(min_length=1)

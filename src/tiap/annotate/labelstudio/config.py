@@ -28,6 +28,9 @@ FIELD_TITLES = {
     "query": "Query",
     "title": "Document title",
     "document": "Document (is it relevant to the query?)",
+    "response": "Model response (is it correct?)",
+    "question_type": "Question type",
+    "criteria": "Criteria for this question type",
 }
 CASE_ID = "case_id"
 _VARIABLE = re.compile(r"^\$([A-Za-z_][A-Za-z0-9_]*)$")
@@ -40,8 +43,8 @@ def control_name(rubric: Rubric) -> str:
 
 def target_name(rubric: Rubric) -> str:
     """The Text object the Choices control labels: the memory (a qrels pair's
-    document), when the rubric shows it."""
-    for name in ("memory", "document"):
+    document, an answer case's response), when the rubric shows it."""
+    for name in ("memory", "document", "response"):
         if name in rubric.fields:
             return name
     return rubric.fields[0]

@@ -98,9 +98,7 @@ class CaseScreen(Screen[None]):
             yield evidence
             memory = TextPane(id="memory-pane")
             memory.border_title = right
-            memory.border_subtitle = (
-                pane_text.DOCUMENT_LEGEND if kind == "qrels" else pane_text.MEMORY_LEGEND
-            )
+            memory.border_subtitle = pane_text.LEGENDS[kind]
             yield memory
         labels = TextPane(id="labels-pane")
         labels.border_title = "Labels"

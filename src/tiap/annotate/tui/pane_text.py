@@ -20,9 +20,11 @@ MUTED = "dim"
 
 def cues_for(case: Case) -> Cues:
     """The words to look for: the answer's and evidence's; for a qrels pair, the
-    query's (shown in the answer's style)."""
+    query's (shown in the answer's style); for an answer case, the gold answer's."""
     if case.is_qrels:
         return Cues.from_texts(case.question, "")
+    if case.is_answer:
+        return Cues.from_texts(case.answer, "")
     return Cues.from_texts(case.answer, "\n".join(e.text for e in case.evidence))
 
 
@@ -47,7 +49,7 @@ def case_head(case: Case, cues: Cues) -> Text:
     out.append("\nA ", style="bold")
     out.append(inert(case.answer), style=ANSWER_STYLE)
     meta = [
-        f"category {case.category or 'unknown'}",
+        f"{'question type' if case.is_answer else 'category'} {case.category or 'unknown'}",
         f"run {case.run}",
         f"query {case.query_id}",
         f"case {case.case_id}",
@@ -68,6 +70,8 @@ def _qrels_head(case: Case) -> Text:
 def evidence_text(case: Case, cues: Cues) -> Text:
     if case.is_qrels:
         return pair_text(case)
+    if case.is_answer:
+        return criteria_text(case)
     parts: list[Text] = []
     for item in case.evidence:
         head = " | ".join(x for x in (item.source_id, item.speaker, item.time) if x)
@@ -81,12 +85,30 @@ def evidence_text(case: Case, cues: Cues) -> Text:
 MEMORY_LEGEND = f"[{ANSWER_STYLE}]answer[/] [{EVIDENCE_STYLE}]evidence[/] words"
 #: the same, for qrels pairs (the document pane)
 DOCUMENT_LEGEND = f"[{ANSWER_STYLE}]query[/] words"
+#: the same, for answer cases (the response pane)
+RESPONSE_LEGEND = f"[{ANSWER_STYLE}]gold answer[/] words"
+#: the legend under the right pane, per case kind
+LEGENDS = {"contested": MEMORY_LEGEND, "qrels": DOCUMENT_LEGEND, "answer": RESPONSE_LEGEND}
 
 #: pane titles per case kind: (left pane, right pane)
 PANE_TITLES = {
     "contested": ("Gold source evidence", "Credited memory"),
     "qrels": ("Pair", "Document"),
+    "answer": ("Criteria", "Model response"),
 }
+
+
+def criteria_text(case: Case) -> Text:
+    """What an answer case is judged by: its question type and the criteria tiap gives
+    for it (:mod:`tiap.rubric.answer_criteria`)."""
+    out = Text()
+    out.append("question type: ", style=MUTED)
+    out.append(inert(case.category or "unknown"))
+    if case.criteria_variant == "abstention":
+        out.append(" (abstention question)", style="bold")
+    out.append(f"\ncriteria ({case.criteria_variant}): ", style=MUTED)
+    out.append(inert(case.prompt_fields()["criteria"]))
+    return out
 
 
 def pair_text(case: Case) -> Text:
@@ -134,9 +156,13 @@ def annotation_text(case: Case) -> str:
 
 def memory_text(case: Case, cues: Cues) -> Text:
     """The credited memory with its rank (and rank bucket) on the first line; for a
-    qrels pair, the document."""
+    qrels pair, the document; for an answer case, the run's answer."""
     if case.is_qrels:
         return document_text(case, cues)
+    if case.is_answer:
+        out = Text(inert(f"run {case.run}") + "\n", style=MUTED)
+        out.append_text(highlighted(case.hypothesis or "", cues))
+        return out
     out = Text.assemble(
         (f"rank {case.rank}", "bold"),
         (inert(f" ({case.rank_bucket}) · {case.memory_id}") + "\n", MUTED),

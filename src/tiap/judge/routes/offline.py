@@ -9,7 +9,8 @@ name: definition`` lines of the system prompt, and answers with the JSON reply a
 judge would give, in the record every route keeps
 (:mod:`tiap.judge.routes.reply`). Its calls cost nothing.
 
-Judges: the deterministic baselines of :mod:`tiap.judge.baselines` (not LLMs)
+Judges: the deterministic baselines of :mod:`tiap.judge.baselines` and, on answer
+cases, :mod:`tiap.judge.answer_baselines` (not LLMs)
 and ``smollm2-135m``, a real but weak local LLM (:mod:`tiap.judge.local_llm`);
 an unknown name, or an unknown ``scoring`` for the local LLM, is a bad request
 (HTTP 400, as a provider would answer it).
@@ -25,8 +26,8 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
+from tiap.judge.answer_baselines import judge as baseline_judge
 from tiap.judge.baselines import BASELINES
-from tiap.judge.baselines import judge as baseline_judge
 from tiap.judge.failures import ProviderStatusError
 from tiap.judge.local_llm import SCORINGS  # how the local LLM picks its label (params.scoring)
 from tiap.judge.panel import LOCAL_LLM_MODELS, OFFLINE_PROVIDER, JudgeSpec, offline_name
