@@ -25,6 +25,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from tiap.errors import InputError, TiapError
@@ -49,7 +50,13 @@ METHOD = (
 )
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|[\r\n]+")
-_STOP = frozenset(stemmed_tokens(" ".join(sorted(ENGLISH)))) | ENGLISH
+
+
+@lru_cache(maxsize=1)
+def _stop() -> frozenset[str]:
+    """The stopwords, also as stemmed (made on first use: stemming imports nltk, which
+    a module that only imports this one must not pay for)."""
+    return frozenset(stemmed_tokens(" ".join(sorted(ENGLISH)))) | ENGLISH
 
 
 def sentences(text: str) -> list[str]:
@@ -59,7 +66,8 @@ def sentences(text: str) -> list[str]:
 
 def content_tokens(text: str) -> frozenset[str]:
     """The distinct normalised, stemmed tokens of ``text`` that are not stopwords."""
-    return frozenset(t for t in stemmed_tokens(text) if t not in _STOP)
+    stop = _stop()
+    return frozenset(t for t in stemmed_tokens(text) if t not in stop)
 
 
 def extract_answer(question: str, texts: Sequence[str]) -> str:
