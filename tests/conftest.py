@@ -75,8 +75,8 @@ def _run_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def session_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """tiap's cache (``TIAP_CACHE_DIR``: the local LLM judge's converted model) in one
     temporary folder for the whole run, shared by the workers: the first SmolLM2 test
-    converts the model (the cache writes atomically, so two workers converting at once
-    keep one entry), the later ones (and the commands they start) load it from there,
+    converts the model (the cache writes atomically, so workers converting at once keep
+    one entry), the later ones (and the commands they start) load it from there,
     and no test writes into the real ``~/.cache``. Removed at the end of the run
     (:func:`pytest_sessionfinish`)."""
     folder = _run_root(tmp_path_factory) / "tiap-cache"
