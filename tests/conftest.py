@@ -177,9 +177,10 @@ def tiap_cli() -> TiapCli:
 
 @pytest.fixture(scope="session")
 def built(shared_data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Built:
-    """The real-data bundles (``support.states.BUILDS``), each built once per session
-    on first use: ``built.copy(name, dest)`` hands out a copy."""
-    return Built(shared_data_dir, tmp_path_factory.mktemp("built"), TiapCli().ok)
+    """The real-data bundles (``support.states.BUILDS``), each built once per test run
+    on first use, by whichever worker needs it first: ``built.copy(name, dest)`` hands
+    out a copy."""
+    return Built(shared_data_dir, _run_root(tmp_path_factory) / "built", TiapCli().ok)
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ Two kinds of shared state, both kept pristine:
 
 from __future__ import annotations
 
+import fcntl
 import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -84,7 +85,12 @@ BUILDS: dict[str, BuildSpec] = {
 
 @dataclass
 class Built:
-    """Real-data bundles built once per session (on first use), handed out as copies."""
+    """Real-data bundles built once per test run (on first use), handed out as copies.
+
+    ``root`` is shared by the run's workers: a bundle is built under a file lock into a
+    temporary folder and renamed into place when complete, so the first worker that
+    needs it builds it and the others wait for it and read it (a bundle does not
+    record its path)."""
 
     data: Path
     root: Path
@@ -97,12 +103,22 @@ class Built:
     def original(self, name: str) -> Path:
         """The bundle as built: read it, never change it (use :meth:`copy` for that)."""
         if name not in self.done:
-            spec = BUILDS[name]
-            out = self.root / name
-            self.run(["traces", "build", spec.kind, str(self.source(name)), "--out", str(out),
-                      "-q", *spec.args])  # fmt: skip
-            self.done[name] = out
+            self.done[name] = self._build(name)
         return self.done[name]
+
+    def _build(self, name: str) -> Path:
+        spec = BUILDS[name]
+        out = self.root / name
+        self.root.mkdir(parents=True, exist_ok=True)
+        with (self.root / f".{name}.lock").open("w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not out.is_dir():
+                part = self.root / f".{name}.partial"
+                shutil.rmtree(part, ignore_errors=True)
+                self.run(["traces", "build", spec.kind, str(self.source(name)), "--out",
+                          str(part), "-q", *spec.args])  # fmt: skip
+                part.rename(out)
+        return out
 
     def copy(self, name: str, dest: Path) -> Path:
         """A copy of the bundle ``name`` at ``dest`` (which must not exist)."""
