@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from tiap.cli.cases import DB_HELP, REPLACE_STALE_HELP, _echo_json, _print_version, _table
+from tiap.cli import cases_display as display
+from tiap.cli.cases import DB_HELP, REPLACE_STALE_HELP
 from tiap.cli.output import echo
 
 if TYPE_CHECKING:
@@ -28,12 +29,12 @@ def _print_report(report: AnswerImportReport, db: Path) -> None:
     if report.no_gold:
         echo(f"{report.no_gold} queries without a gold answer: no case")
     rows = [[t, str(n)] for t, n in report.question_types.items()]
-    echo(_table(["question type", "cases"], rows, right={1}))
+    echo(display.table(["question type", "cases"], rows, right={1}))
     variants = ", ".join(f"{v}: {n}" for v, n in report.variants.items())
     echo(f"criteria the judges are given: {variants}")
     echo(f"{report.added} new cases in {db} ({report.already_present} already there)")
     if report.version is not None:
-        _print_version(report.version)
+        display.print_version(report.version)
     for note in report.notes:
         echo(f"note: {note}")
     s = report.sample
@@ -97,6 +98,6 @@ def from_answers(
             replace_stale=replace_stale,
         )
     if as_json:
-        _echo_json(report.model_dump(mode="json"))
+        display.json_out(report.model_dump(mode="json"))
         return
     _print_report(report, db)
