@@ -38,8 +38,6 @@ contested credits of an earlier one is an error naming both, unless
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -48,7 +46,14 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from tiap.cases.fingerprint import fingerprint
-from tiap.cases.models import RANK_BUCKETS, BundleVersion, Case, EvidenceItem, rank_bucket
+from tiap.cases.models import (
+    RANK_BUCKETS,
+    BundleVersion,
+    Case,
+    EvidenceItem,
+    rank_bucket,
+    stable_case_id,
+)
 from tiap.cases.store import now_iso
 from tiap.cases.versions import CONTESTED_SCOPE, VersionChange
 from tiap.cases.vocab import CONTESTED
@@ -176,8 +181,7 @@ def classify(rule: ContestedRule, ranks: RunIndex, k: int) -> Outcomes:
 
 def case_id_for(dataset: str, run: str, query_id: str, memory_id: str) -> str:
     """Stable id of a contested case: ``c-`` and 16 hex digits of a sha256."""
-    key = json.dumps([dataset, run, query_id, memory_id], ensure_ascii=False)
-    return "c-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+    return stable_case_id("c", dataset, run, query_id, memory_id)
 
 
 class RunCounts(BaseModel):

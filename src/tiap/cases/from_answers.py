@@ -26,8 +26,6 @@ replaced only with ``replace`` (and, if its cases have labels, ``force``).
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -35,7 +33,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from tiap.cases.fingerprint import fingerprint
-from tiap.cases.models import BundleVersion, Case
+from tiap.cases.models import BundleVersion, Case, stable_case_id
 from tiap.cases.sample import (
     ANSWER_RULE,
     SampleResult,
@@ -62,8 +60,7 @@ UNKNOWN_TYPE = "unknown"
 
 def answer_case_id(dataset: str, run: str, query_id: str) -> str:
     """Stable id of an answer case: ``a-`` and 16 hex digits of a sha256."""
-    key = json.dumps([dataset, run, query_id], ensure_ascii=False)
-    return "a-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+    return stable_case_id("a", dataset, run, query_id)
 
 
 class AnswerImportReport(BaseModel):

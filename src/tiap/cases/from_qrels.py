@@ -38,8 +38,6 @@ version and its labels and draws the subset again.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -48,7 +46,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from tiap.cases.fingerprint import fingerprint
-from tiap.cases.models import QRELS_RUN, BundleVersion, Case
+from tiap.cases.models import QRELS_RUN, BundleVersion, Case, stable_case_id
 from tiap.cases.qrels_groups import (
     DEFAULT_GROUP_BY,
     NEGATIVE_STRATUM,
@@ -91,8 +89,7 @@ EVENT = "cases.from_qrels"
 
 def qrels_case_id(dataset: str, query_id: str, doc_id: str) -> str:
     """Stable id of a qrels case: ``q-`` and 16 hex digits of a sha256."""
-    key = json.dumps([dataset, query_id, doc_id], ensure_ascii=False)
-    return "q-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+    return stable_case_id("q", dataset, query_id, doc_id)
 
 
 class DatasetCounts(BaseModel):

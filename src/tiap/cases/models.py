@@ -4,6 +4,8 @@ columns from them)."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -53,6 +55,14 @@ def rank_bucket(rank: int) -> str:
         if lo <= rank <= hi:
             return name
     return "61+"
+
+
+def stable_case_id(prefix: str, *parts: str) -> str:
+    """A case id that the same parts always give: ``prefix``, a dash and 16 hex digits
+    of the sha256 of the parts as a JSON list (contested ``c``, qrels ``q``, answer
+    ``a``)."""
+    key = json.dumps(list(parts), ensure_ascii=False)
+    return f"{prefix}-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
 
 
 class EvidenceItem(BaseModel):
