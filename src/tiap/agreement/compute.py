@@ -9,6 +9,7 @@ from functools import partial
 import numpy as np
 
 from tiap.agreement import beyond, case_plan, constant, paper_counts, reference_baselines
+from tiap.agreement import compute_inputs as inputs
 from tiap.agreement import formulas as st
 from tiap.agreement import library as lib
 from tiap.agreement.answer_correctness import answer_correctness
@@ -35,13 +36,12 @@ from tiap.agreement.qrels import (
     DEFAULT_MAX_MISSED,
     DEFAULT_MIN_CONFIRMED,
     DEFAULT_MIN_DECIDED,
-    qrels_figures,
     qrels_stats,
 )
-from tiap.agreement.reference import Reference, resolve_reference
-from tiap.agreement.rubric_versions import VersionScope, one_rubric_version, version_notes
+from tiap.agreement.reference import resolve_reference
+from tiap.agreement.rubric_versions import VersionScope
 from tiap.agreement.scale import Scale
-from tiap.agreement.scope import categories_for, of_rubric_kind, resolve_raters
+from tiap.agreement.scope import categories_for, resolve_raters
 from tiap.agreement.summaries import (
     other_rubric_raters,
     prevalence,
@@ -49,25 +49,15 @@ from tiap.agreement.summaries import (
     report_notes,
     rubric_info,
 )
-from tiap.agreement.votes import default_quorum, default_voters, distribution, vote
+from tiap.agreement.votes import distribution, vote
 from tiap.cases.events import (
     DEFAULT_GATE_ON,
     DEFAULT_GATE_RATERS,
     GateOn,
     GateRaters,
-    check_gate_on,
-    check_gate_raters,
-    check_kappa_threshold,
 )
-from tiap.cases.vocab import HUMAN, JUDGE
+from tiap.cases.vocab import JUDGE
 from tiap.errors import TiapError
-from tiap.limits import (
-    check_cases,
-    check_quorum,
-    check_resamples,
-    check_seed,
-    check_share_threshold,
-)
 from tiap.rubric import Rubric
 from tiap.stats.bootstrap import Draws, Progress
 
@@ -87,25 +77,6 @@ NO_HUMANS_AND_REFERENCE_RATERS = (
 
 
 _figure = figure_of
-
-
-def _named(
-    raters: Sequence[str] | None, voters: Sequence[str] | None, reference: str | None
-) -> set[str]:
-    """Every rater the caller named (as a rater, a voter or the reference)."""
-    return set(raters or ()) | set(voters or ()) | set(filter(None, (reference or "").split("+")))
-
-
-def _without_humans(table: LabelTable) -> tuple[LabelTable, list[str]]:
-    """``--no-humans``: the table without human raters, and a note naming them."""
-    humans = table.raters_of_kind(HUMAN)
-    if not humans:
-        return table, []
-    note = (
-        f"--no-humans: the labels of human rater(s) {', '.join(humans)} are left out of "
-        "every figure; the gate is on the judges alone"
-    )
-    return table.without(humans), [note]
 
 
 def check_humans(no_humans: bool, reference: str | None, gate_raters: GateRaters) -> None:
@@ -163,30 +134,25 @@ def compute_report(
     ``answer`` cases, the share of each run's answers judged correct
     (:mod:`tiap.agreement.answer_correctness`).
     """
-    check_kappa_threshold("min_fleiss", min_fleiss)
-    check_gate_on("gate_on", gate_on)
-    check_gate_raters("gate_raters", gate_raters)
-    check_kappa_threshold("min_judge_kappa", min_judge_kappa)
-    check_cases("min_cases", min_cases)
-    for name, share in (
-        ("min_valid", min_valid),
-        ("min_confirmed", min_confirmed),
-        ("max_missed", max_missed),
-        ("min_decided", min_decided),
-    ):
-        check_share_threshold(name, share)
-    check_resamples("resamples", resamples)
-    check_seed("seed", seed)
-    if quorum is not None:
-        check_quorum("quorum", quorum)
+    inputs.check_settings(
+        min_fleiss=min_fleiss,
+        gate_on=gate_on,
+        gate_raters=gate_raters,
+        min_judge_kappa=min_judge_kappa,
+        min_cases=min_cases,
+        shares={
+            "min_valid": min_valid,
+            "min_confirmed": min_confirmed,
+            "max_missed": max_missed,
+            "min_decided": min_decided,
+        },
+        resamples=resamples,
+        seed=seed,
+        quorum=quorum,
+    )
     check_humans(no_humans, reference, gate_raters)
-    table, scope_notes = of_rubric_kind(table, rubric)
-    if no_humans:
-        table, human_notes = _without_humans(table)
-        scope_notes += human_notes
-    named = _named(raters, voters, reference)
-    table, version = one_rubric_version(table, rubric, raters=raters, named=named)
-    scope_notes += version_notes(version)
+    named = inputs.named_raters(raters, voters, reference)
+    table, version, scope_notes = inputs.in_scope(table, rubric, raters, named, no_humans=no_humans)
     cats, bin_cats, bin_map = categories_for(table, rubric)
     left_out = other_rubric_raters(table, rubric, cats, named)
     if left_out:
@@ -196,32 +162,15 @@ def compute_report(
     idx = [names.index(r) for r in included]
     codes_all = table.codes(cats, names)
     ref, ref_reason = resolve_reference(table, codes_all, reference, len(cats))
-    vote_raters = (
-        resolve_raters(table, voters, "voters")
-        if voters is not None
-        else default_voters(table, included)
-    )
-    q = (
-        check_quorum("quorum", quorum, len(vote_raters))
-        if quorum is not None
-        else default_quorum(len(vote_raters))
-    )
+    vote_raters, q = inputs.voting(table, voters, included, quorum)
     vote_idx = [names.index(r) for r in vote_raters]
-
     scales = [
         Scale(
             "labels", cats, names, codes_all, idx, ref, vote(codes_all[:, vote_idx], len(cats), q)
         )
     ]
     if bin_cats:
-        bcodes = st.collapse_codes(codes_all, bin_map)
-        bref = (
-            Reference(ref.policy, ref.raters, st.collapse_codes(ref.codes, bin_map), ref.unresolved)
-            if ref is not None
-            else None
-        )
-        bvotes = vote(bcodes[:, vote_idx], len(bin_cats), q)
-        scales.append(Scale("binary", bin_cats, names, bcodes, idx, bref, bvotes))
+        scales.append(inputs.binary_scale(scales[0], ref, idx, bin_cats, bin_map, vote_idx, q))
 
     judges = [r for r in included if table.rater(r).kind == JUDGE]
     compared = [r for r in included if ref is None or r not in ref.raters]
@@ -232,9 +181,7 @@ def compute_report(
     stats.update(reference_baselines.stats(scales, compared_codes, judges))
     if bin_cats:  # the qrels kappas, on the binary scale (see below)
         stats.update(qrels_stats(table, scales[1].votes.winner, scales[1].ref))
-    human_ref = [
-        r for r in (ref.raters if ref else []) if r in names and table.rater(r).kind == HUMAN
-    ]
+    human_ref = inputs.human_reference(table, ref)
     stats.update(paper_counts.stats(scales, judges, human_ref))
     draws = Draws(len(table.cases), resamples, seed) if resamples and table.cases else None
     est = evaluate(stats, draws, progress=progress)
@@ -260,13 +207,10 @@ def compute_report(
             gate_raters=gate_raters,
         )
     )
-    qrels = None
-    if bin_cats:  # relevance-label figures on qrels pairs (positive: binary index 0)
-        b = scales[1]
-        limits = {"min_confirmed": min_confirmed, "max_missed": max_missed}
-        qrels = qrels_figures(
-            table, b.votes.winner, b.ref, 0, bin_cats[0], est, **limits, min_decided=min_decided
-        )
+    qrels = inputs.qrels_report(
+        table, scales, est, min_confirmed=min_confirmed, max_missed=max_missed,
+        min_decided=min_decided,
+    )  # fmt: skip
     return AgreementReport(
         source=SourceInfo(
             kind=table.source,
