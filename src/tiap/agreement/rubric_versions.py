@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
-from tiap.agreement.label_table import LabelTable, RaterInfo
+from tiap.agreement.label_table import LabelEntry, LabelTable, RaterInfo
 from tiap.cases.vocab import HUMAN, JUDGE
 from tiap.errors import TiapError
 from tiap.rubric import Rubric
@@ -95,6 +95,73 @@ def _narrowed(info: RaterInfo, ids: set[str], hashes: set[str]) -> RaterInfo:
     return info.model_copy(update={"rubric_ids": sorted(ids), "rubric_hashes": sorted(hashes)})
 
 
+@dataclass
+class _Split:
+    """A table's labels split by rubric hash: those kept (the target's, or without a
+    hash) with each rater's rubric ids and hashes among them, and those left out,
+    counted per rater with the other ids and hashes they were made under."""
+
+    kept: list[LabelEntry] = field(default_factory=list)
+    left_out: Counter[str] = field(default_factory=Counter)
+    ids: dict[str, set[str]] = field(default_factory=dict)
+    hashes: dict[str, set[str]] = field(default_factory=dict)
+    other_ids: dict[str, set[str]] = field(default_factory=dict)
+    other_hashes: dict[str, set[str]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, table: LabelTable, target: str) -> _Split:
+        split = cls()
+        for e in table.labels:
+            if e.rubric_hash is None or e.rubric_hash == target:
+                split._keep(e)
+            else:
+                split._leave_out(e, e.rubric_hash)
+        return split
+
+    def _keep(self, e: LabelEntry) -> None:
+        self.kept.append(e)
+        if e.rubric_id is not None:
+            self.ids.setdefault(e.rater, set()).add(e.rubric_id)
+        if e.rubric_hash is not None:
+            self.hashes.setdefault(e.rater, set()).add(e.rubric_hash)
+
+    def _leave_out(self, e: LabelEntry, rubric_hash: str) -> None:
+        self.left_out[e.rater] += 1
+        self.other_hashes.setdefault(e.rater, set()).add(rubric_hash)
+        if e.rubric_id is not None:
+            self.other_ids.setdefault(e.rater, set()).add(e.rubric_id)
+
+    def first_id(self) -> str | None:
+        """The first rubric id (sorted) among the kept labels, if any."""
+        return next(iter(sorted({i for v in self.ids.values() for i in v})), None)
+
+    def narrowed(self, raters: list[RaterInfo], dropped: list[str]) -> list[RaterInfo]:
+        """The raters that keep a label, those with labels left out narrowed to the
+        rubric ids and hashes they keep."""
+        return [
+            _narrowed(r, self.ids.get(r.name, set()), self.hashes.get(r.name, set()))
+            if r.name in self.left_out
+            else r
+            for r in raters
+            if r.name not in dropped
+        ]
+
+
+def _require_named(
+    split: _Split, named_dropped: list[str], whose: str, rubric_id: str | None, target: str
+) -> None:
+    """A rater the caller named must keep a label: else an error naming its rubric."""
+    if not named_dropped:
+        return
+    name = named_dropped[0]
+    theirs = ", ".join(sorted(split.other_ids.get(name, ()))) or "?"
+    raise TiapError(
+        f"rater '{name}' has no label under the {whose} rubric {rubric_id or '?'} "
+        f"({target[:12]}): its {split.left_out[name]} label(s) were made under rubric "
+        f"{theirs} ({_short(sorted(split.other_hashes.get(name, ())))})"
+    )
+
+
 def one_rubric_version(
     table: LabelTable,
     rubric: Rubric | None,
@@ -113,55 +180,28 @@ def one_rubric_version(
         return table, VersionScope(
             whose=whose, humans_before=humans_before, humans_after=humans_before
         )
-    kept, left_out = [], Counter[str]()
-    other_hashes: dict[str, set[str]] = {}
-    other_ids: dict[str, set[str]] = {}
-    ids: dict[str, set[str]] = {}
-    hashes: dict[str, set[str]] = {}
-    for e in table.labels:
-        if e.rubric_hash is None or e.rubric_hash == target:
-            kept.append(e)
-            if e.rubric_id is not None:
-                ids.setdefault(e.rater, set()).add(e.rubric_id)
-            if e.rubric_hash is not None:
-                hashes.setdefault(e.rater, set()).add(e.rubric_hash)
-            continue
-        left_out[e.rater] += 1
-        other_hashes.setdefault(e.rater, set()).add(e.rubric_hash)
-        if e.rubric_id is not None:
-            other_ids.setdefault(e.rater, set()).add(e.rubric_id)
-    with_labels = {e.rater for e in kept}
-    dropped = [r.name for r in table.raters if r.name in left_out and r.name not in with_labels]
-    rubric_id = rubric.id if rubric is not None else None
-    if rubric_id is None:
-        rubric_id = next(iter(sorted({i for v in ids.values() for i in v})), None)
-    for name in dropped:
-        if name in set(named):
-            theirs = ", ".join(sorted(other_ids.get(name, ()))) or "?"
-            raise TiapError(
-                f"rater '{name}' has no label under the {whose} rubric {rubric_id or '?'} "
-                f"({target[:12]}): its {left_out[name]} label(s) were made under rubric "
-                f"{theirs} ({_short(sorted(other_hashes.get(name, ())))})"
-            )
-    infos = [
-        _narrowed(r, ids.get(r.name, set()), hashes.get(r.name, set())) if r.name in left_out else r
-        for r in table.raters
-        if r.name not in dropped
+    split = _Split.of(table, target)
+    with_labels = {e.rater for e in split.kept}
+    dropped = [
+        r.name for r in table.raters if r.name in split.left_out and r.name not in with_labels
     ]
+    rubric_id = rubric.id if rubric is not None else split.first_id()
+    _require_named(split, [n for n in dropped if n in set(named)], whose, rubric_id, target)
+    infos = split.narrowed(table.raters, dropped)
     scope = VersionScope(
         rubric_hash=target,
         rubric_id=rubric_id,
         whose=whose,
-        left_out=dict(sorted(left_out.items())),
-        other_hashes={r: sorted(h) for r, h in sorted(other_hashes.items())},
-        other_ids={r: sorted(i) for r, i in sorted(other_ids.items())},
+        left_out=dict(sorted(split.left_out.items())),
+        other_hashes={r: sorted(h) for r, h in sorted(split.other_hashes.items())},
+        other_ids={r: sorted(i) for r, i in sorted(split.other_ids.items())},
         dropped=dropped,
         humans_before=humans_before,
         humans_after=[r.name for r in infos if r.kind == HUMAN and r.name in with_labels],
     )
-    if not left_out:
+    if not split.left_out:
         return table, scope
-    return table.model_copy(update={"raters": infos, "labels": kept}), scope
+    return table.model_copy(update={"raters": infos, "labels": split.kept}), scope
 
 
 def version_notes(scope: VersionScope) -> list[str]:
