@@ -174,7 +174,7 @@ def test_agreement_summary_lines_are_inert(tiap_cli, tmp_path: Path) -> None:
 
 
 def test_judge_summary_table_is_inert_and_not_markup(capsys: pytest.CaptureFixture[str]) -> None:
-    from tiap.cli.judge import _print_summary
+    from tiap.cli.judge_display import print_summary as _print_summary
     from tiap.judge.summary import JudgeTally, RunSummary
 
     tally = JudgeTally(

@@ -6,13 +6,13 @@ import json
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import typer
 
-from tiap.cli.output import cell, cells, console, echo, echo_json
+from tiap.cli import judge_display as display
+from tiap.cli.judge_display import MISSING_HINT
+from tiap.cli.output import echo, echo_json
 from tiap.errors import Interrupted, TiapError
-from tiap.text import inert
 
 #: What Ctrl-C during ``judge run`` keeps, and how to go on.
 RESUME_HINT = (
@@ -21,12 +21,6 @@ RESUME_HINT = (
 )
 #: ... and with ``--batch``: what was submitted keeps running at the provider.
 BATCH_HINT = "; submitted provider batches keep running: the same command collects them"
-#: ... and when batches hold lines whose results are missing: the choices.
-MISSING_HINT = (
-    "provider batches whose lines the provider counted completed but whose results are "
-    "missing: the --batch command with --recall-missing calls them directly (the provider "
-    "may have charged for them), 'tiap judge batches --abandon ID' frees them"
-)
 #: Exit status when work is left that a later run can do: the budget ran out, or
 #: provider batches are still running.
 EXIT_INCOMPLETE = 3
@@ -35,190 +29,6 @@ DEFAULT_RUBRIC = "contested-credit"
 DEFAULT_POLL_S = 30.0
 
 app = typer.Typer(help="Judge cases with a panel of LLM judges (litellm).", no_args_is_help=True)
-
-
-def _console() -> Any:
-    """stdout; wide enough for the tables when it is not a terminal (logs, pipes)."""
-    import sys
-
-    return console(width=None if sys.stdout.isatty() else 160)
-
-
-def _money(value: float | None) -> str:
-    return "unknown" if value is None else f"${value:,.4f}"
-
-
-def _print_dry_run(report: Any) -> None:
-    from rich.table import Table
-
-    title = cell(f"dry run: panel {report.panel}, rubric {report.rubric_id}", "table.title")
-    table = Table(title=title)
-    for col in (
-        "judge",
-        "kind",
-        "cases",
-        "labelled before this run",
-        "cache hits",
-        "calls",
-        "est. cost",
-        "at most",
-    ):
-        table.add_column(col, justify="left" if col in ("judge", "kind") else "right")
-    for j in report.judges:
-        name = cell(j.judge)
-        if j.missing_key_env:
-            name.append_text(cell(f" (no {j.missing_key_env})", style="red"))
-        table.add_row(
-            name,
-            *cells(
-                (
-                    j.kind,
-                    j.cases,
-                    j.already_labelled,
-                    j.cache_hits,
-                    j.calls,
-                    _money(j.est_cost_usd),
-                    _money(j.max_cost_usd),
-                )
-            ),
-        )
-    console = _console()
-    console.print(table)
-    console.print(
-        f"calls: {report.calls}  cache hits: {report.cache_hits}  "
-        f"estimated cost: {_money(report.est_cost_usd)} (at most {_money(report.max_cost_usd)})"
-    )
-
-
-def _gate_json(gate: Any) -> dict[str, Any]:
-    """The dry run's ``gate``: whether the run would be refused, and why."""
-    check = gate.check
-    return {
-        "needed": check is not None,
-        "passed": None if check is None else check.passed,
-        "would_refuse": gate.refused and not gate.forced,
-        "forced": gate.forced,
-        "message": "a validation subset needs no scale gate" if check is None else check.message,
-    }
-
-
-def _gate_line(gate: Any) -> str:
-    info = _gate_json(gate)
-    if not info["needed"] or info["passed"]:
-        return f"scale gate: {info['message']}"
-    if info["forced"]:
-        return f"scale gate: not passed, the run would go on because of --force: {info['message']}"
-    return f"scale gate: the run would be refused (pass --force to go on): {info['message']}"
-
-
-def _print_summary(summary: Any, come_back: str | None = None) -> None:
-    from rich.table import Table
-
-    table = Table(title=cell(f"panel {summary.panel}, rubric {summary.rubric_id}", "table.title"))
-    cols = (
-        "judge",
-        "kind",
-        "labelled before this run",
-        "cached",
-        "calls",
-        "retries",
-        "429s",
-        "in flight",
-        "waited",
-        "valid",
-        "invalid",
-        "left",
-        "cost",
-    )
-    for col in cols:
-        table.add_column(col, justify="left" if col in ("judge", "kind", "invalid") else "right")
-    for j in summary.judges:
-        invalid = ", ".join(f"{k} {v}" for k, v in sorted(j.invalid.items())) or "0"
-        cost = _money(j.cost_usd) + (f" (+{j.cost_unknown} unpriced)" if j.cost_unknown else "")
-        table.add_row(
-            *cells(
-                (
-                    j.judge,
-                    j.kind,
-                    j.already_labelled,
-                    j.cache_hits,
-                    j.calls,
-                    j.retries,
-                    j.rate_limited,
-                    "-" if j.concurrency is None else j.concurrency,
-                    f"{j.retry_wait_s:.1f} s",
-                    j.valid,
-                    invalid,
-                    j.not_started,
-                    cost,
-                )
-            )
-        )
-    console = _console()
-    console.print(table)
-    invalid = ", ".join(f"{k} {v}" for k, v in summary.invalid.items()) or "none"
-    line = (
-        f"calls: {summary.calls}  cache hits: {summary.cache_hits}  retries: {summary.retries}  "
-        f"valid: {summary.valid}  invalid: {invalid}  cost: {_money(summary.cost_usd)}"
-    )
-    console.print(inert(line), markup=False)  # reasons may quote a provider's reply
-    for line in _summary_notes(summary, come_back):
-        console.print(inert(line), markup=False)
-
-
-def _summary_notes(summary: Any, come_back: str | None) -> list[str]:
-    """The lines under the summary table: routes, sharing, budget, what is left."""
-    lines = []
-    for j in summary.judges:
-        if j.route_note:
-            batches = ""
-            if j.route == "batch":
-                batches = (
-                    f": {j.batches_submitted} batches submitted ({j.batch_requests} requests), "
-                    f"{j.batch_answered} lines stored, {j.batch_retried} called again directly"
-                )
-            lines.append(f"{j.judge}: {j.route} ({j.route_note}){batches}")
-    if summary.deduplicated:
-        lines.append(
-            f"identical requests sent once: {summary.deduplicated} judgments answered by the "
-            "request of another case"
-        )
-    if summary.done_elsewhere:
-        lines.append(f"{summary.done_elsewhere} judgments were made by another run meanwhile")
-    if any(j.kind == "baseline" for j in summary.judges):
-        lines.append("note: 'baseline' judges are deterministic lexical rules, not LLMs.")
-    if any(j.kind == "local_llm" for j in summary.judges):
-        lines.append("note: the local LLM (SmolLM2-135M) is a weak judge.")
-    if summary.max_cost_usd is not None and summary.budget_used_usd is not None:
-        lines.append(
-            f"budget {_money(summary.max_cost_usd)}, shared with overlapping runs: "
-            f"{_money(summary.budget_used_usd)} spent in all"
-        )
-    if summary.stopped_by_budget:
-        lines.append(
-            f"stopped before exceeding the budget of {_money(summary.max_cost_usd)}: "
-            f"{summary.not_started} judgments not started; "
-            "re-run with a higher --max-cost to complete them."
-        )
-    if summary.nothing_to_claim:
-        lines.append(
-            f"nothing left to claim: the {summary.held_elsewhere} judgments left are being "
-            "made by another run"
-        )
-    elif summary.held_elsewhere:
-        lines.append(f"{summary.held_elsewhere} judgments were left to another run")
-    if summary.in_batches:
-        how = f": {come_back}" if come_back else ""
-        lines.append(
-            f"{summary.in_batches} judgments wait in provider batches; collect them with the "
-            f"--batch command again{how}"
-        )
-    for b in summary.batches:
-        if b.note:
-            lines.append(f"batch {b.submission} ({b.judge}): {b.note}")
-    if summary.missing_in_batches:
-        lines.append(f"{summary.missing_in_batches} judgments are held by {MISSING_HINT}")
-    return lines
 
 
 @dataclass(frozen=True)
@@ -389,11 +199,11 @@ def run(
         if dry_run:
             report = make_dry_run(plan)
             if as_json:
-                data = {**report.model_dump(mode="json"), "gate": _gate_json(plan.gate)}
+                data = {**report.model_dump(mode="json"), "gate": display.gate_json(plan.gate)}
                 echo_json(json.dumps(data, indent=2))
             else:
-                _print_dry_run(report)
-                echo(_gate_line(plan.gate))
+                display.print_dry_run(report)
+                echo(display.gate_line(plan.gate))
             return
         if plan.gate_note:
             echo(f"tiap: warning: {plan.gate_note}", err=True)
@@ -415,7 +225,7 @@ def run(
     if as_json:
         echo_json(summary.model_dump_json(indent=2))
     else:
-        _print_summary(summary, come_back)
+        display.print_summary(summary, come_back)
     if summary.errors:
         raise TiapError("judges stopped: " + "; ".join(summary.errors))
     if summary.incomplete:
@@ -428,39 +238,6 @@ def run(
         raise typer.Exit(EXIT_INCOMPLETE)
     if summary.nothing_to_claim:
         echo("tiap: nothing left to claim: another run is judging the rest", err=True)
-
-
-def _print_batches(reports: list[Any]) -> None:
-    from rich.table import Table
-
-    table = Table(title="provider batches")
-    cols = ("id", "batch", "judge", "state", "status", "requests", "pairs", "stored", "again")
-    for col in (*cols, "cost", "created", "closed"):
-        table.add_column(col, justify="right" if col in (*cols[5:], "cost") else "left")
-    for r in reports:
-        table.add_row(
-            *cells(
-                (
-                    r.submission,
-                    r.batch_id or "-",
-                    r.judge,
-                    r.state,
-                    r.provider_status or "-",
-                    r.requests,
-                    r.pairs,
-                    r.answered,
-                    r.retried,
-                    _money(r.cost_usd) if r.cost_usd is not None else "-",
-                    r.created_at[:19],
-                    (r.closed_at or "-")[:19],
-                )
-            )
-        )
-    console = _console()
-    console.print(table)
-    for r in reports:
-        if r.note:
-            console.print(inert(f"{r.submission}: {r.note}"), markup=False)
 
 
 def _abandon(db: Path, ref: str, as_json: bool) -> None:
@@ -476,7 +253,7 @@ def _abandon(db: Path, ref: str, as_json: bool) -> None:
     echo(
         f"batch {event.submission} ({event.batch_id or 'never created'}, judge {event.judge}) "
         f"abandoned: {event.pairs} judgments are free again (the next run judges them); "
-        f"{_money(event.spent_usd)} counted as spent for lines the provider may have charged"
+        f"{display.money(event.spent_usd)} counted as spent for lines the provider may have charged"
     )
     if event.may_still_run:
         echo(
@@ -515,7 +292,7 @@ def batches(
     elif not reports:
         echo("no provider batches in this workspace (tiap judge run --batch submits them)")
     else:
-        _print_batches(reports)
+        display.print_batches(reports)
 
 
 @app.command("panels")

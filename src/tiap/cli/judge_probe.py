@@ -7,14 +7,8 @@ from pathlib import Path
 
 import typer
 
-from tiap.cli.judge import (
-    DEFAULT_RUBRIC,
-    EXIT_INCOMPLETE,
-    RESUME_HINT,
-    _console,
-    _print_dry_run,
-    _print_summary,
-)
+from tiap.cli import judge_display as display
+from tiap.cli.judge import DEFAULT_RUBRIC, EXIT_INCOMPLETE, RESUME_HINT
 from tiap.cli.output import echo, echo_json
 from tiap.errors import Interrupted, TiapError
 from tiap.text import inert
@@ -107,7 +101,7 @@ def probe(
             if as_json:
                 echo_json(report.model_dump_json(indent=2))
             else:
-                _print_dry_run(report)
+                display.print_dry_run(report)
             return
         from tiap.cli.progress_display import progress_reporter
         from tiap.judge.reporting import run_with_progress
@@ -127,8 +121,8 @@ def probe(
     if as_json:
         echo_json(event.model_dump_json(indent=2, exclude={"created_at"}))
     else:
-        _print_summary(summary)
-        con = _console()
+        display.print_summary(summary)
+        con = display.wide_console()
         for j in event.judges:
             con.print(f"{inert(j.name)}: {inert(j.verdict)}", markup=False, highlight=False)
         echo(f"probe report: {out / 'report.html'}")
