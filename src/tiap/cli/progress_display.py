@@ -240,9 +240,8 @@ class PlainProgress(Reporter):
         if sum(1 for m in self._parts.values() if m.total) < 2:
             return f"{self._name}: {run.line(now)}"
         line = f"{self._name}: {run.line(now, parts=list(self._parts.values()))}"
-        left = [(p, m.done, m.total or 0) for p, m in self._parts.items() if m.total]
-        left = [(p, d, t) for p, d, t in left if d < t]
-        shown = ", ".join(f"{p} {d:,}/{t:,}" for p, d, t in left[:PARTS_SHOWN])
+        left = [(p, m) for p, m in self._parts.items() if m.total and m.done < m.total]
+        shown = ", ".join(f"{p} {m.done:,}/{m.total or 0:,}" for p, m in left[:PARTS_SHOWN])
         more = len(left) - PARTS_SHOWN
         if more > 0:
             shown += f", {more:,} more"
