@@ -18,9 +18,10 @@ from judge_support import KEY_ENV, SECRET
 
 from support.loopback import Behaviour, LoopbackServer, Script, garbage, reply, status
 from tiap.judge.reader import answer_of
-from tiap.judge.reader_prompt import memory_line, reader_messages, top_memories
+from tiap.judge.reader_prompt import memory_line, reader_messages
 from tiap.traces.answer_scoring import answer_scores
 from tiap.traces.bundle import read_bundle
+from tiap.traces.extractive import top_memories
 from tiap.traces.models import Memory, Source
 
 RUN = "lexical-raw"

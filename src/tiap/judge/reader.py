@@ -64,7 +64,6 @@ from tiap.judge.reader_prompt import (
     reader_messages,
     reader_panel,
     reader_request_settings,
-    top_memories,
 )
 from tiap.judge.request import (
     canonical_json,
@@ -78,7 +77,7 @@ from tiap.judge.routes import JudgeRoute, OnRouteLoad, announcing, route_for
 from tiap.limits import check_cost, check_int
 from tiap.progress import NoReporter, Reporter
 from tiap.traces.bundle import Bundle
-from tiap.traces.extractive import MAX_TOP, answerable_entries
+from tiap.traces.extractive import MAX_TOP, answerable_entries, top_memories
 from tiap.traces.models import RunEntry
 
 __all__ = ["ReaderPlan", "ReaderRun", "answer_of", "plan_reader", "read_answers", "run_reader"]

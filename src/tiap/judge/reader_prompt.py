@@ -39,7 +39,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from tiap.errors import TiapError
-from tiap.judge.panel import DEFAULT_REPLY_BYTES, JudgeSpec, Panel
+from tiap.judge.panel import JudgeSpec, Panel
+from tiap.judge.request import judge_settings
 from tiap.limits import MAX_CONCURRENCY, MAX_SECONDS, MAX_TOKENS
 from tiap.traces.models import Memory, Source
 
@@ -53,7 +54,6 @@ __all__ = [
     "reader_messages",
     "reader_panel",
     "reader_request_settings",
-    "top_memories",
 ]
 
 #: the version of the prompt below and of the context's form; named in the method
@@ -170,36 +170,11 @@ _OPTIONS = {
 
 
 def reader_request_settings(panel: Panel) -> dict[str, Any]:
-    """The request fields other than the messages, in the judges' form
+    """The request fields other than the messages: the judges' own
     (:func:`tiap.judge.request.judge_settings`: the same keys, the same cache key
-    rule), without a response format."""
-    judge = panel.judges[0]
-    settings: dict[str, Any] = {
-        "model": judge.model,
-        "api_base": judge.api_base,
-        "temperature": panel.temperature,
-        "max_tokens": panel.max_tokens,
-        "response_format": None,
-        "seed": panel.seed,
-        "params": dict(judge.params),
-    }
-    if panel.max_reply_bytes != DEFAULT_REPLY_BYTES:
-        settings["max_reply_bytes"] = panel.max_reply_bytes
-    return settings
-
-
-def top_memories(ranking: Sequence[str], memories: Mapping[str, Memory], top: int) -> list[Memory]:
-    """The first ``top`` distinct memories of ``ranking``, best first."""
-    seen: set[str] = set()
-    out: list[Memory] = []
-    for mid in ranking:
-        if mid in seen:
-            continue
-        seen.add(mid)
-        out.append(memories[mid])
-        if len(out) == top:
-            break
-    return out
+    rule), with no rubric and no response format (the reader's judge asks for
+    ``none``)."""
+    return judge_settings(panel, panel.judges[0], None)
 
 
 def memory_line(memory: Memory, sources: Mapping[str, Source]) -> str:

@@ -33,19 +33,22 @@ def canonical_json(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def response_format(rubric: Rubric, judge: JudgeSpec) -> dict[str, Any] | None:
-    """The ``response_format`` argument for a judge: the rubric's output schema."""
+def response_format(rubric: Rubric | None, judge: JudgeSpec) -> dict[str, Any] | None:
+    """The ``response_format`` argument for a judge: the rubric's output schema (a
+    caller without a rubric, the reader, asks for free text: ``none``)."""
     if judge.response_format == "none":
         return None
     if judge.response_format == "json_object":
         return {"type": "json_object"}
+    if rubric is None:
+        raise ValueError(f"judge {judge.name}: a json_schema response format needs a rubric")
     return {
         "type": "json_schema",
         "json_schema": {"name": "Judgment", "strict": True, "schema": rubric.output_schema()},
     }
 
 
-def judge_settings(panel: Panel, judge: JudgeSpec, rubric: Rubric) -> dict[str, Any]:
+def judge_settings(panel: Panel, judge: JudgeSpec, rubric: Rubric | None) -> dict[str, Any]:
     """The request fields other than the messages (the same for every case)."""
     settings: dict[str, Any] = {
         "model": judge.model,

@@ -84,18 +84,19 @@ def extract_answer(question: str, texts: Sequence[str]) -> str:
     return best
 
 
-def top_memories(ranking: Sequence[str], memories: Mapping[str, Memory], top: int) -> list[str]:
-    """The texts of the first ``top`` distinct memories of ``ranking``."""
+def top_memories(ranking: Sequence[str], memories: Mapping[str, Memory], top: int) -> list[Memory]:
+    """The first ``top`` distinct memories of ``ranking``, best first (the extractive
+    answer reads their texts, the reader's prompt their texts, speakers and times)."""
     seen: set[str] = set()
-    texts: list[str] = []
+    out: list[Memory] = []
     for mid in ranking:
         if mid in seen:
             continue
         seen.add(mid)
-        texts.append(memories[mid].text)
-        if len(texts) == top:
+        out.append(memories[mid])
+        if len(out) == top:
             break
-    return texts
+    return out
 
 
 @dataclass(frozen=True)
@@ -158,7 +159,7 @@ def extract_answers(
     questions = bundle.query_by_id
     out: list[RunEntry] = []
     for e in entries:
-        texts = top_memories(e.ranking, memories, top)
+        texts = [m.text for m in top_memories(e.ranking, memories, top)]
         answer = extract_answer(questions[e.query_id].question, texts)
         out.append(e.model_copy(update={"answer": answer}))
     empty = sum(not e.answer for e in out)
