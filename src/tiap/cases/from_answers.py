@@ -28,22 +28,23 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from tiap.cases.fingerprint import fingerprint
 from tiap.cases.models import BundleVersion, Case, stable_case_id
 from tiap.cases.sample import (
-    ANSWER_RULE,
+    DEFAULT_N,
+    DEFAULT_SEED,
     SampleResult,
     check_replace,
     default_overlap,
     stratified_sample,
+    validation_params,
 )
 from tiap.cases.store import now_iso
 from tiap.cases.versions import VersionChange, answers_scope
-from tiap.cases.vocab import ANSWER, SUBSET_VALIDATION
+from tiap.cases.vocab import ANSWER
 from tiap.cases.workspace import Workspace
 from tiap.errors import TiapError
 from tiap.limits import check_cases, check_seed
@@ -51,8 +52,7 @@ from tiap.traces.bundle import Bundle
 from tiap.traces.models import Query
 
 DEFAULT_SUBSET = "validation"
-DEFAULT_SIZE = 115
-DEFAULT_SEED = 1337
+DEFAULT_SIZE = DEFAULT_N
 EVENT = "cases.from_answers"
 #: the question type of a query without a category
 UNKNOWN_TYPE = "unknown"
@@ -172,24 +172,6 @@ def answers_version(report: AnswerImportReport, cases: Sequence[Case]) -> Bundle
     )
 
 
-def _params(result: SampleResult, size: int, overlap: int, seed: int) -> dict[str, Any]:
-    return {
-        "kind": SUBSET_VALIDATION,
-        "case_kind": ANSWER,
-        "n": size,
-        "overlap": overlap,
-        "seed": seed,
-        "from_runs": None,
-        "rule": ANSWER_RULE,
-        "pool_size": result.pool_size,
-        "size": len(result.case_ids),
-        "overlap_size": len(result.overlap_ids),
-        "allocation": result.allocation,
-        "overlap_allocation": result.overlap_allocation,
-        "notes": result.notes,
-    }
-
-
 def check_options(size: int, overlap: int | None, seed: int, subset: str) -> int:
     """The draw's options (one-line errors naming them as the command line does); the
     overlap to draw (default: the paper's share of ``size``)."""
@@ -229,7 +211,7 @@ def _draw_subset(
     same draw is stored already. Returns ``unchanged`` or ``drawn``, and the draw."""
     pool = ws.cases(kind=ANSWER)
     result = stratified_sample(pool, name=name, n=size, overlap=overlap, seed=seed)
-    params = _params(result, size, overlap, seed)
+    params = validation_params(result, size, overlap, seed, None, ANSWER)
     result = result.model_copy(update={"params": params})
     if name in ws.subsets():
         same = (

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -19,7 +19,9 @@ from tiap.cases.vocab import (
     QrelsPairOrigin,
     RaterKind,
 )
-from tiap.rubric.answer_criteria import AnswerVariant, answer_variant, criteria_for
+
+if TYPE_CHECKING:  # imported where used: importing tiap.cases loads no rubric code
+    from tiap.rubric.answer_criteria import AnswerVariant
 
 __all__ = [
     "QRELS_RUN",
@@ -185,6 +187,8 @@ class Case(BaseModel):
         """The criteria variant an answer case is judged by
         (:func:`tiap.rubric.answer_criteria.answer_variant`: from its question type and
         whether it is an abstention question, never from its text)."""
+        from tiap.rubric.answer_criteria import answer_variant
+
         return answer_variant(self.category, self.query_id, abstention=self.abstention)
 
     @property
@@ -203,6 +207,8 @@ class Case(BaseModel):
             "dataset": self.dataset,
         }
         if self.kind == ANSWER:
+            from tiap.rubric.answer_criteria import criteria_for
+
             variant = self.criteria_variant
             return {
                 **common,

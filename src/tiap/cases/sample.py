@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -283,7 +284,27 @@ def sample_subset(
             )
         cases = [c for c in cases if c.run in runs]
     result = stratified_sample(cases, name=name, n=n, overlap=overlap, seed=seed)
-    params: dict[str, object] = {
+    params = validation_params(result, n, overlap, seed, runs, case_kind)
+    with workspace.transaction():
+        workspace.save_subset(
+            name, result.case_ids, overlap=result.overlap_ids, params=params, replace=replace
+        )
+        workspace.record_event("cases.sample", {"name": name, **params})
+    return result.model_copy(update={"params": params})
+
+
+def validation_params(
+    result: SampleResult,
+    n: int,
+    overlap: int,
+    seed: int,
+    runs: list[str] | None,
+    case_kind: CaseKind | None,
+) -> dict[str, Any]:
+    """What a validation subset records of its draw (``subsets.params``): the options,
+    the rule of its case kind (``case_kind`` recorded for qrels pairs and answers) and
+    what the draw gave."""
+    params: dict[str, Any] = {
         "kind": SUBSET_VALIDATION,
         "n": n,
         "overlap": overlap,
@@ -299,12 +320,7 @@ def sample_subset(
     }
     if case_kind in (QRELS, ANSWER):
         params["case_kind"] = case_kind
-    with workspace.transaction():
-        workspace.save_subset(
-            name, result.case_ids, overlap=result.overlap_ids, params=params, replace=replace
-        )
-        workspace.record_event("cases.sample", {"name": name, **params})
-    return result.model_copy(update={"params": params})
+    return params
 
 
 def check_replace(ws: Workspace, name: str, *, replace: bool, force: bool) -> None:

@@ -13,6 +13,7 @@ from rich.text import Text
 from tiap.annotate.highlight import ANSWER_STYLE, EVIDENCE_STYLE, Cues, highlighted
 from tiap.annotate.session import AnnotationSession
 from tiap.cases.models import Case, LabelRecord
+from tiap.rubric.answer_criteria import ABSTENTION, criteria_for
 from tiap.text import inert
 
 MUTED = "dim"
@@ -104,10 +105,11 @@ def criteria_text(case: Case) -> Text:
     out = Text()
     out.append("question type: ", style=MUTED)
     out.append(inert(case.category or "unknown"))
-    if case.criteria_variant == "abstention":
+    variant = case.criteria_variant
+    if variant == ABSTENTION:
         out.append(" (abstention question)", style="bold")
-    out.append(f"\ncriteria ({case.criteria_variant}): ", style=MUTED)
-    out.append(inert(case.prompt_fields()["criteria"]))
+    out.append(f"\ncriteria ({variant}): ", style=MUTED)
+    out.append(inert(criteria_for(variant)))
     return out
 
 
