@@ -35,8 +35,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from tiap.judge.baselines import Decline, Verdict, blocks, key_facts, stem
-from tiap.judge.baselines import judge as contested_judge
+from tiap.judge.baselines import Decline, Verdict, blocks, judge_blocks, key_facts, stem
 from tiap.rubric.answer_criteria import (
     ABSTENTION,
     GENERIC,
@@ -204,7 +203,7 @@ def judge(name: str, prompt_text: str, labels: list[str]) -> tuple[str | None, s
     any other by :func:`tiap.judge.baselines.judge`, as before answer cases existed."""
     b = blocks(prompt_text)
     if not is_answer_prompt(b):
-        return contested_judge(name, prompt_text, labels)
+        return judge_blocks(name, b, labels)
     try:
         case = _answer_case(b)
         verdict, cut = _verdict(ANSWER_RULES[name], case)

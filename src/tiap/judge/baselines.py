@@ -298,8 +298,13 @@ def label_for(score: float, labels: list[str], high: float, low: float) -> str:
 def judge(name: str, prompt_text: str, labels: list[str]) -> tuple[str | None, str]:
     """(label, rationale) of baseline ``name`` on a rendered prompt; label None = declined.
     A qrels prompt (a ``<document>`` block) is judged by the baseline's qrels rule."""
+    return judge_blocks(name, blocks(prompt_text), labels)
+
+
+def judge_blocks(name: str, b: Mapping[str, str], labels: list[str]) -> tuple[str | None, str]:
+    """:func:`judge` on a prompt's fenced blocks (:func:`blocks`), parsed once by a caller
+    that looked at them first."""
     baseline = BASELINES[name]
-    b = blocks(prompt_text)
     qrels = baseline.qrels if "document" in b else None
     try:
         verdict = (qrels.rule if qrels is not None else baseline.rule)(b)
