@@ -195,9 +195,7 @@ class Recorder:
         )
 
     def scrubbed(self, response: dict[str, Any] | None) -> dict[str, Any] | None:
-        if response is None or not self.secrets:
-            return response
-        return {k: scrub(v, self.secrets) if isinstance(v, str) else v for k, v in response.items()}
+        return scrub_response(response, self.secrets)
 
     # ------------------------------------------------------------------ writes
 
@@ -324,21 +322,10 @@ class Recorder:
 
     @staticmethod
     def _model_call(r: CallResult, response: dict[str, Any] | None, now: str) -> ModelCall:
-        failure = r.outcome.failure
-        return ModelCall(
-            request_hash=r.request_hash,
-            model=r.rater.model,
-            api_base=r.rater.api_base,
-            request=r.request,
-            response=response,
-            status="ok" if failure is None else "error",
-            error=None if failure is None else json.dumps(failure.record()),
-            created_at=now,
-            latency_ms=round(r.outcome.latency_ms, 3),
-            cost_usd=r.cost,
-            input_tokens=r.outcome.input_tokens,
-            output_tokens=r.outcome.output_tokens,
-        )
+        return model_call_row(
+            r.request_hash, r.rater.model, r.rater.api_base, r.request, r.outcome,
+            response=response, cost=r.cost, now=now,
+        )  # fmt: skip
 
     def _done_since(
         self, ws: Workspace, results: Sequence[CallResult]
@@ -399,3 +386,41 @@ class Recorder:
             if records:
                 self._add(ws, rater, records)
         return Stored(records, skipped=skipped)
+
+
+def scrub_response(
+    response: dict[str, Any] | None, secrets: Sequence[str]
+) -> dict[str, Any] | None:
+    """A stored reply with every secret (API key) scrubbed from its texts."""
+    if response is None or not secrets:
+        return response
+    return {k: scrub(v, secrets) if isinstance(v, str) else v for k, v in response.items()}
+
+
+def model_call_row(
+    request_hash: str,
+    model: str,
+    api_base: str | None,
+    request: dict[str, Any],
+    outcome: CallOutcome,
+    *,
+    response: dict[str, Any] | None,
+    cost: float | None,
+    now: str,
+) -> ModelCall:
+    """The ``model_calls`` row of one call (its reply already scrubbed)."""
+    failure = outcome.failure
+    return ModelCall(
+        request_hash=request_hash,
+        model=model,
+        api_base=api_base,
+        request=request,
+        response=response,
+        status="ok" if failure is None else "error",
+        error=None if failure is None else json.dumps(failure.record()),
+        created_at=now,
+        latency_ms=round(outcome.latency_ms, 3),
+        cost_usd=cost,
+        input_tokens=outcome.input_tokens,
+        output_tokens=outcome.output_tokens,
+    )

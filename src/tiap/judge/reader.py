@@ -40,7 +40,6 @@ and :func:`run_reader` (from synchronous code) make the calls.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -49,12 +48,12 @@ from typing import Any
 
 from tiap import runtime
 from tiap.cases import Workspace
-from tiap.cases.models import ModelCall
 from tiap.cases.store import now_iso
 from tiap.errors import TiapError
 from tiap.judge.call import CallOutcome, call_model, call_session
 from tiap.judge.claims import Keeper, Ledger, lease_for, new_owner, reap_gone
-from tiap.judge.failures import Failure, scrub
+from tiap.judge.failures import Failure
+from tiap.judge.outcomes import model_call_row, scrub_response
 from tiap.judge.panel import Panel
 from tiap.judge.pricing import CostPolicy, Price, cost_policy, judge_price
 from tiap.judge.reader_prompt import (
@@ -307,34 +306,18 @@ class _Caller:
             messages_json=None if encoded is None else encoded.wire,
         )
 
-    def _cost(self, outcome: CallOutcome) -> float | None:
-        return outcome.cost(self.plan.price)
-
-    def _scrubbed(self, response: dict[str, Any] | None) -> dict[str, Any] | None:
-        if response is None or not self.secrets:
-            return response
-        return {k: scrub(v, self.secrets) if isinstance(v, str) else v for k, v in response.items()}
-
     def _store(self, q: Question, outcome: CallOutcome, reserved: float) -> None:
         """The call's ``model_calls`` row and its budget settlement, in one transaction;
         then its queries' answers."""
         failure = outcome.failure
-        cost = self._cost(outcome)
-        response = self._scrubbed(outcome.response)
-        call = ModelCall(
-            request_hash=q.request_hash,
-            model=self.plan.panel.judges[0].model,
-            api_base=self.plan.panel.judges[0].api_base,
-            request=full_request(self.plan.request, q.messages),
-            response=response,
-            status="ok" if failure is None else "error",
-            error=None if failure is None else json.dumps(failure.record()),
-            created_at=now_iso(),
-            latency_ms=round(outcome.latency_ms, 3),
-            cost_usd=cost,
-            input_tokens=outcome.input_tokens,
-            output_tokens=outcome.output_tokens,
-        )
+        cost = outcome.cost(self.plan.price)
+        judge = self.plan.panel.judges[0]
+        response = scrub_response(outcome.response, self.secrets)
+        call = model_call_row(
+            q.request_hash, judge.model, judge.api_base,
+            full_request(self.plan.request, q.messages), outcome,
+            response=response, cost=cost, now=now_iso(),
+        )  # fmt: skip
         with self.ws.transaction():
             self.ws.store_calls([call])
             self.ledger.settle(reserved, cost)
